@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	hbaseFile   = "../../hfile/testdata/v3-gz-rowbloom-25cells.hfile"
+	corruptFile = "../../hfile/testdata/v3-gz-corrupt-block.hfile"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestHFilePrintCells(t *testing.T) {
+	code, out, errOut := runCmd("hfile", "-p", hbaseFile)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 26)
+	require.Equal(t, "K: aaa/cf:/1740407086032/Put/vlen=3/seqid=2 V: aaa", lines[0])
+	require.Equal(t, "K: aay/cf:/1740407086033/Put/vlen=3/seqid=26 V: aay", lines[24])
+	require.Equal(t, "Scanned kv count -> 25", lines[25])
+
+	code, out, _ = runCmd("hfile", "-e", hbaseFile)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "K: aab/cf:/1740407086032/Put/vlen=3/seqid=3\n")
+	require.NotContains(t, out, " V: ")
+}
+
+func TestHFileMetaIndexHeadersStats(t *testing.T) {
+	code, out, errOut := runCmd("hfile", "-m", "-b", "-h", "-s", "-k", hbaseFile)
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{
+		"entryCount=25", "compressionCodec=GZ", "comparatorClassName=org.apache.hadoop.hbase.InnerStoreCellComparator",
+		"majorVersion=3, minorVersion=3",
+		"    BLOOM_FILTER_TYPE = ROW\n", "    MAX_MEMSTORE_TS_KEY = 26\n", "    hfile.LASTKEY = aay/cf:/1740407086033/Put\n",
+		"    TIMERANGE = 1740407086032....1740407086033\n",
+		"Bloom filter:\n    BloomSize: 32\n    No of Keys in bloom: 25\n",
+		"Delete Family Bloom filter:\n    Not present\n",
+		"blockType=DATA, offset=0, onDiskSizeWithoutHeader=181, uncompressedSizeWithoutHeader=725, prevBlockOffset=-1, checksumType=CRC32C",
+		"blockType=BLOOM_CHUNK, offset=214", "blockType=ROOT_INDEX, offset=386", "blockType=GENERAL_BLOOM_META, offset=819",
+		"  key=aaa/cf:/1740407086032/Put\n    offset=0, dataSize=214\n",
+		"Key length: count=25, min=17, max=17",
+		"Key of biggest row: aaa\n",
+	} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestHFileCorruptFile(t *testing.T) {
+	code, _, errOut := runCmd("hfile", "-p", corruptFile)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "v3-gz-corrupt-block.hfile")
+	require.Contains(t, errOut, "offset 0")
+	require.Contains(t, errOut, "checksum mismatch")
+
+	code, _, errOut = runCmd("hfile", "-h", corruptFile)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "offset 0")
+
+	// Not an HFile at all.
+	junk := filepath.Join(t.TempDir(), "junk")
+	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte{7}, 5000), 0o644))
+	code, _, errOut = runCmd("hfile", "-p", junk)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "junk")
+}
+
+func TestHFileRowOrderCheck(t *testing.T) {
+	// Write a meta-ordered file and read it back with the order check: the
+	// meta comparator's order is not byte order, and -k must use the file's.
+	path := filepath.Join(t.TempDir(), "meta.hfile")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := hfile.NewWriter(f, hfile.WriterOptions{Comparer: encoding.MetaComparer})
+	require.NoError(t, err)
+	for _, row := range []string{"t1,,1.a.", "t1,\x03,2.b.", "t1,a,3.c."} {
+		require.NoError(t, w.Append(&encoding.KeyValue{Row: []byte(row), Family: []byte("info"), Qualifier: []byte("regioninfo"), Type: encoding.TypePut}))
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	code, out, errOut := runCmd("hfile", "-k", "-p", path)
+	require.Equal(t, 0, code, errOut+out)
+	require.NotContains(t, out, "WARNING")
+
+	// Relabel the same file as byte-ordered (the two class names have the
+	// same length): now "t1,\x03,..." sorts before "t1,,..." and -k must
+	// report it and fail.
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b = bytes.Replace(b, []byte("org.apache.hadoop.hbase.MetaCellComparator"), []byte("org.apache.hadoop.hbase.CellComparatorImpl"), 1)
+	bad := filepath.Join(t.TempDir(), "relabelled.hfile")
+	require.NoError(t, os.WriteFile(bad, b, 0o644))
+	code, out, errOut = runCmd("hfile", "-k", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "WARNING, previous row is greater than current row")
+	require.Contains(t, errOut, "1 out-of-order keys")
+}
+
+func TestHFileUsage(t *testing.T) {
+	code, _, errOut := runCmd("hfile")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "usage: regionsrv hfile")
+	code, _, _ = runCmd("nosuch")
+	require.Equal(t, 2, code)
+	code, _, errOut = runCmd("hfile", "-p", "/nonexistent/file")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "/nonexistent/file")
+}

@@ -1,0 +1,51 @@
+// Command regionsrv is RegionKV's binary: the region server and the
+// operator's tools named after HBase's.
+//
+//	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile`
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+type command struct {
+	name  string
+	usage string
+	run   func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = []command{
+	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", runHFile},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: regionsrv COMMAND [options]")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.usage)
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "regionsrv: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}

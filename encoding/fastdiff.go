@@ -1,0 +1,250 @@
+package encoding
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// FAST_DIFF (HBase's FastDiffDeltaEncoder): after the 6-byte header, each
+// cell starts with a flag byte
+//
+//	bits 0-2  number of leading timestamp bytes shared with the previous cell (0..7)
+//	bit 3     0x08 same key length as the previous cell
+//	bit 4     0x10 same value length
+//	bit 5     0x20 same type
+//	bit 6     0x40 same value (value omitted)
+//
+// followed by
+//
+//	[keyLen (ci)] [valueLen (ci)] common (ci) keyPart tsSuffix [type] [value] [tagsLen (ci) tags] [mvcc]
+//
+// The first cell of a block has flag 0, common 0 and the whole key as
+// keyPart. For later cells common counts shared bytes of rowLen, row, famLen,
+// family and qualifier only. If the row differs (common < 2+rowLen), keyPart
+// is the rest of rowLen+row followed by the whole qualifier, and the family is
+// not written at all: the decoder copies it from the previous key. Otherwise
+// keyPart is the rest of the qualifier. tsSuffix is the timestamp bytes after
+// the shared ones.
+const (
+	fastDiffTimestampMask  = 0x07
+	fastDiffSameKeyLength  = 0x08
+	fastDiffSameValueLen   = 0x10
+	fastDiffSameType       = 0x20
+	fastDiffSameValue      = 0x40
+	fastDiffUnusedFlagBits = 0x80
+)
+
+// fastDiffEncoder writes FAST_DIFF blocks.
+type fastDiffEncoder struct {
+	encoderBase
+	cur, prev []byte // serialized keys of the cell being added and the one before
+	// The previous cell's value, found where it was last written in buf:
+	// a value omitted as "same value" equals the one written before it.
+	prevValOff, prevValLen int
+}
+
+var _ BlockEncoder = (*fastDiffEncoder)(nil)
+
+func (e *fastDiffEncoder) Encoding() DataBlockEncoding { return EncodingFastDiff }
+
+func (e *fastDiffEncoder) Reset() {
+	e.buf = appendEncodedHeader(e.buf[:0], EncodingFastDiff)
+	e.count, e.unencoded = 0, 0
+	e.prevValOff, e.prevValLen = 0, 0
+}
+
+// Add implements BlockEncoder.
+//
+// REQUIRES: the same as prefixEncoder.Add, including one family per block:
+// FAST_DIFF never writes the family of a cell after the first.
+func (e *fastDiffEncoder) Add(kv *KeyValue) {
+	k := kv.AppendKey(e.cur[:0])
+	e.cur = k
+	v := kv.Value
+	b := e.buf
+	if e.count == 0 {
+		b = append(b, 0)
+		b = AppendCompressedInt(b, uint32(len(k)))
+		b = AppendCompressedInt(b, uint32(len(v)))
+		b = AppendCompressedInt(b, 0)
+		b = append(b, k...)
+		e.prevValOff = len(b)
+		b = append(b, v...)
+	} else {
+		pk := Key(e.prev)
+		checkSameFamily(kv, pk)
+		common := commonKeyPrefix(k, pk, false)
+		ts := k[len(k)-TimestampTypeSize : len(k)-TypeSize]
+		pts := pk[len(pk)-TimestampTypeSize : len(pk)-TypeSize]
+		// At least one timestamp byte is always written.
+		tsCommon := commonPrefixLen(ts[:TimestampSize-1], pts[:TimestampSize-1])
+		flag := byte(tsCommon)
+		if len(k) == len(pk) {
+			flag |= fastDiffSameKeyLength
+		}
+		if len(v) == e.prevValLen {
+			flag |= fastDiffSameValueLen
+			if bytes.Equal(v, e.buf[e.prevValOff:e.prevValOff+e.prevValLen]) {
+				flag |= fastDiffSameValue
+			}
+		}
+		sameType := k[len(k)-1] == pk[len(pk)-1]
+		if sameType {
+			flag |= fastDiffSameType
+		}
+		b = append(b, flag)
+		if flag&fastDiffSameKeyLength == 0 {
+			b = AppendCompressedInt(b, uint32(len(k)))
+		}
+		if flag&fastDiffSameValueLen == 0 {
+			b = AppendCompressedInt(b, uint32(len(v)))
+		}
+		b = AppendCompressedInt(b, uint32(common))
+		if rowEnd := RowLenSize + len(kv.Row); common < rowEnd {
+			b = append(b, k[common:rowEnd]...)
+			b = append(b, kv.Qualifier...)
+		} else {
+			// Rows are equal, so common covers the family too.
+			b = append(b, k[common:len(k)-TimestampTypeSize]...)
+		}
+		b = append(b, ts[tsCommon:]...)
+		if !sameType {
+			b = append(b, k[len(k)-1])
+		}
+		if flag&fastDiffSameValue == 0 {
+			e.prevValOff = len(b)
+			b = append(b, v...)
+		}
+	}
+	e.prevValLen = len(v)
+	e.buf = appendEncodedSuffix(b, e.f, kv)
+	e.cur, e.prev = e.prev, e.cur
+	e.count++
+	e.unencoded += noneSize(e.f, kv)
+}
+
+func (e *fastDiffEncoder) Finish() []byte { return finishEncoded(e.buf, e.unencoded) }
+
+// decodeFastDiff decodes the FAST_DIFF cell at off; ref is the previous cell.
+// The key is built field by field from the previous key and the stream;
+// every read is bounds-checked and the result must pass ParseKey.
+func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
+	d := s.data
+	if off >= len(d) {
+		return s.corruptf(off, "truncated flag")
+	}
+	flag := d[off]
+	p := off + 1
+	if flag&fastDiffUnusedFlagBits != 0 || (ref == nil && flag != 0) {
+		return s.corruptf(off, "bad flag %#02x", flag)
+	}
+	var kl, vl, common int
+	ok := true
+	if flag&fastDiffSameKeyLength != 0 {
+		kl = len(ref.key)
+	} else if kl, p, ok = readCompressedInt(d, p); !ok {
+		return s.corruptf(off, "bad key length")
+	}
+	if flag&fastDiffSameValueLen != 0 {
+		vl = ref.valLen
+	} else if vl, p, ok = readCompressedInt(d, p); !ok {
+		return s.corruptf(off, "bad value length")
+	}
+	if common, p, ok = readCompressedInt(d, p); !ok {
+		return s.corruptf(off, "bad common prefix length")
+	}
+	k := dst.buf[:0]
+	// need checks that n bytes can be read at p.
+	need := func(n int) bool { return n >= 0 && n <= len(d)-p }
+	if ref == nil {
+		if common != 0 {
+			return s.corruptf(off, "first cell has common prefix %d", common)
+		}
+		if !need(kl) {
+			return s.corruptf(off, "key of %d bytes overruns the block (%d bytes left)", kl, len(d)-p)
+		}
+		k = append(k, d[p:p+kl]...)
+		p += kl
+	} else {
+		pk := ref.key
+		pQualEnd := len(pk) - TimestampTypeSize
+		if kl < KeyInfraSize {
+			return s.corruptf(off, "key length %d < %d", kl, KeyInfraSize)
+		}
+		if common > pQualEnd || common > kl-TimestampTypeSize {
+			return s.corruptf(off, "common prefix %d beyond the qualifier (key lengths %d, previous %d)",
+				common, kl, len(pk))
+		}
+		prevRowEnd := RowLenSize + pk.RowLen()
+		prevFamily := pk[prevRowEnd : prevRowEnd+FamLenSize+pk.FamilyLen()]
+		k = append(k, pk[:common]...)
+		if common < prevRowEnd {
+			// The row differs: the rest of rowLen+row, then the whole
+			// qualifier; the family is the previous cell's.
+			rowEnd := prevRowEnd
+			if common < RowLenSize {
+				if !need(RowLenSize - common) {
+					return s.corruptf(off, "truncated row length")
+				}
+				k = append(k, d[p:p+RowLenSize-common]...)
+				p += RowLenSize - common
+				rowEnd = RowLenSize + int(binary.BigEndian.Uint16(k))
+			}
+			n := rowEnd - len(k)
+			if !need(n) {
+				return s.corruptf(off, "row of %d bytes overruns the block (%d bytes left)", rowEnd-RowLenSize, len(d)-p)
+			}
+			k = append(k, d[p:p+n]...)
+			p += n
+			k = append(k, prevFamily...)
+		}
+		n := kl - TimestampTypeSize - len(k)
+		if !need(n) {
+			return s.corruptf(off, "qualifier of %d bytes for key length %d overruns the block (%d bytes left)",
+				n, kl, len(d)-p)
+		}
+		k = append(k, d[p:p+n]...)
+		p += n
+		tsCommon := int(flag & fastDiffTimestampMask)
+		k = append(k, pk[pQualEnd:pQualEnd+tsCommon]...)
+		n = TimestampSize - tsCommon
+		if !need(n) {
+			return s.corruptf(off, "truncated timestamp")
+		}
+		k = append(k, d[p:p+n]...)
+		p += n
+		if flag&fastDiffSameType != 0 {
+			k = append(k, pk[len(pk)-1])
+		} else {
+			if !need(1) {
+				return s.corruptf(off, "truncated type")
+			}
+			k = append(k, d[p])
+			p++
+		}
+	}
+	dst.buf = k
+	key, err := s.parseKey(k[:len(k):len(k)], off)
+	if err != nil {
+		return err
+	}
+	if flag&fastDiffSameValue != 0 {
+		if vl != ref.valLen {
+			return s.corruptf(off, "same-value flag with value length %d, previous %d", vl, ref.valLen)
+		}
+		dst.valOff, dst.valLen = ref.valOff, vl
+	} else {
+		if !need(vl) {
+			return s.corruptf(off, "value length %d overruns the block (%d bytes left)", vl, len(d)-p)
+		}
+		dst.valOff, dst.valLen = p, vl
+		p += vl
+	}
+	if p, err = s.decodeSuffix(dst, p); err != nil {
+		return err
+	}
+	dst.key = key
+	dst.offset, dst.next = off, p
+	dst.valid = true
+	return nil
+}

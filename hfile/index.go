@@ -1,0 +1,232 @@
+package hfile
+
+import (
+	"encoding/binary"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Index blocks come in two formats (HBase's HFileBlockIndex):
+//
+// Root format (IDXROOT2 payloads, the meta index and bloom chunk indexes),
+// repeated count times, where count is kept elsewhere (trailer, bloom meta):
+//
+//	offset int64 | onDiskSize int32 | key (Hadoop vint length + bytes)
+//
+// followed, for a multi-level data index only, by 16 bytes of mid-key
+// metadata: midLeafBlockOffset int64, midLeafBlockOnDiskSize int32,
+// midKeyEntry int32.
+//
+// Non-root format (IDXLEAF2 and IDXINTE2 payloads):
+//
+//	numEntries int32 | secondary index int32 × (numEntries+1) | entries
+//
+// where each entry is offset int64 | onDiskSize int32 | key bytes, and the
+// secondary index holds each entry's start relative to the end of the
+// secondary index (its last element is the total size of the entries), so a
+// reader can binary-search without decoding every entry.
+
+const (
+	entryOverhead       = 12 // offset + onDiskSize
+	midKeyMetadataSize  = 16
+	maxIndexLevels      = 16
+	defaultMinIndexKeys = 16
+)
+
+// rootIndex is a decoded root-format index. Keys alias the block payload.
+type rootIndex struct {
+	offsets []int64
+	sizes   []int32
+	keys    [][]byte
+
+	hasMidKey         bool
+	midLeafOffset     int64
+	midLeafOnDiskSize int32
+	midKeyEntry       int32
+}
+
+// decodeRootIndex decodes count root-format entries from b, then the mid-key
+// metadata if withMidKey and at least 16 bytes remain.
+func decodeRootIndex(b []byte, count int, withMidKey bool) (*rootIndex, error) {
+	if count < 0 || count > len(b)/(entryOverhead+1) {
+		return nil, encoding.CorruptionErrorf("root index: %d entries cannot fit in %d bytes", count, len(b))
+	}
+	ri := &rootIndex{offsets: make([]int64, count), sizes: make([]int32, count), keys: make([][]byte, count)}
+	p := 0
+	for i := 0; i < count; i++ {
+		if len(b)-p < entryOverhead+1 {
+			return nil, encoding.CorruptionErrorf("root index: entry %d truncated", i)
+		}
+		ri.offsets[i] = int64(binary.BigEndian.Uint64(b[p:]))
+		ri.sizes[i] = int32(binary.BigEndian.Uint32(b[p+8:]))
+		p += entryOverhead
+		l, n := encoding.DecodeVLong(b[p:])
+		if n <= 0 || l < 0 || l > int64(len(b)-p-n) {
+			return nil, encoding.CorruptionErrorf("root index: entry %d has a bad key length", i)
+		}
+		p += n
+		ri.keys[i] = b[p : p+int(l) : p+int(l)]
+		p += int(l)
+		if ri.offsets[i] < 0 || ri.sizes[i] < HeaderSize {
+			return nil, encoding.CorruptionErrorf("root index: entry %d points at offset %d size %d", i, ri.offsets[i], ri.sizes[i])
+		}
+	}
+	if withMidKey && len(b)-p >= midKeyMetadataSize {
+		ri.hasMidKey = true
+		ri.midLeafOffset = int64(binary.BigEndian.Uint64(b[p:]))
+		ri.midLeafOnDiskSize = int32(binary.BigEndian.Uint32(b[p+8:]))
+		ri.midKeyEntry = int32(binary.BigEndian.Uint32(b[p+12:]))
+	}
+	return ri, nil
+}
+
+// search returns the largest i with keys[i] <= key, or -1 if key precedes
+// every entry.
+func (ri *rootIndex) search(key []byte, cmp func(a, b []byte) int) int {
+	lo, hi := 0, len(ri.keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cmp(ri.keys[m], key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+func (ri *rootIndex) len() int { return len(ri.keys) }
+
+// nonRootIndex is a view of a non-root index block payload.
+type nonRootIndex struct {
+	b []byte
+	n int
+}
+
+func parseNonRootIndex(b []byte, off int64) (nonRootIndex, error) {
+	if len(b) < 4 {
+		return nonRootIndex{}, encoding.CorruptionErrorf("index block at offset %d: %d bytes", off, len(b))
+	}
+	n := int(int32(binary.BigEndian.Uint32(b)))
+	if n <= 0 || int64(n) > int64(len(b)-8)/4 {
+		return nonRootIndex{}, encoding.CorruptionErrorf("index block at offset %d: %d entries in %d bytes", off, n, len(b))
+	}
+	x := nonRootIndex{b: b, n: n}
+	entriesLen := int(int32(binary.BigEndian.Uint32(b[4+4*n:])))
+	if entriesLen < 0 || entriesLen > len(b)-x.entriesStart() {
+		return nonRootIndex{}, encoding.CorruptionErrorf("index block at offset %d: entries size %d", off, entriesLen)
+	}
+	return x, nil
+}
+
+func (x nonRootIndex) entriesStart() int { return 4 + 4*(x.n+1) }
+
+// entry returns entry i, or ok=false if the secondary index is inconsistent.
+func (x nonRootIndex) entry(i int) (offset int64, size int32, key []byte, ok bool) {
+	s := int(int32(binary.BigEndian.Uint32(x.b[4+4*i:])))
+	e := int(int32(binary.BigEndian.Uint32(x.b[4+4*(i+1):])))
+	base := x.entriesStart()
+	if s < 0 || e < s+entryOverhead || base+e > len(x.b) {
+		return 0, 0, nil, false
+	}
+	p := base + s
+	offset = int64(binary.BigEndian.Uint64(x.b[p:]))
+	size = int32(binary.BigEndian.Uint32(x.b[p+8:]))
+	key = x.b[p+entryOverhead : base+e : base+e]
+	return offset, size, key, true
+}
+
+// search returns the largest i with key(i) <= key, or -1.
+func (x nonRootIndex) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
+	lo, hi := 0, x.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		_, _, k, ok := x.entry(m)
+		if !ok {
+			return 0, false
+		}
+		if cmp(k, key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1, true
+}
+
+// indexChunk accumulates index entries for one index block being written.
+type indexChunk struct {
+	offsets []int64
+	sizes   []int32
+	keys    [][]byte
+	// subEntries[i] is the cumulative number of data blocks under entries 0..i.
+	subEntries []int64
+	keyBytes   int
+	rootVints  int
+}
+
+func (c *indexChunk) add(key []byte, offset int64, size int32, cumSubEntries int64) {
+	c.keys = append(c.keys, append([]byte(nil), key...))
+	c.offsets = append(c.offsets, offset)
+	c.sizes = append(c.sizes, size)
+	c.subEntries = append(c.subEntries, cumSubEntries)
+	c.keyBytes += len(key)
+	c.rootVints += encoding.VLongLen(int64(len(key)))
+}
+
+func (c *indexChunk) numEntries() int { return len(c.keys) }
+
+func (c *indexChunk) reset() { *c = indexChunk{} }
+
+func (c *indexChunk) nonRootSize() int {
+	return 4 + 4*(len(c.keys)+1) + entryOverhead*len(c.keys) + c.keyBytes
+}
+
+func (c *indexChunk) rootSize() int {
+	return entryOverhead*len(c.keys) + c.rootVints + c.keyBytes
+}
+
+func (c *indexChunk) appendRoot(dst []byte) []byte {
+	for i, k := range c.keys {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(c.offsets[i]))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(c.sizes[i]))
+		dst = encoding.AppendVLong(dst, int64(len(k)))
+		dst = append(dst, k...)
+	}
+	return dst
+}
+
+func (c *indexChunk) appendNonRoot(dst []byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(c.keys)))
+	pos := 0
+	for _, k := range c.keys {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(pos))
+		pos += entryOverhead + len(k)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, uint32(pos))
+	for i, k := range c.keys {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(c.offsets[i]))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(c.sizes[i]))
+		dst = append(dst, k...)
+	}
+	return dst
+}
+
+// appendMidKeyMetadata appends the mid-key metadata of a root chunk whose
+// entries point at leaf blocks: the leaf holding data block (n-1)/2 and the
+// position of that block's entry inside the leaf.
+func (c *indexChunk) appendMidKeyMetadata(dst []byte) []byte {
+	total := c.subEntries[len(c.subEntries)-1]
+	mid := (total - 1) / 2
+	i := 0
+	for c.subEntries[i] <= mid {
+		i++
+	}
+	var before int64
+	if i > 0 {
+		before = c.subEntries[i-1]
+	}
+	dst = binary.BigEndian.AppendUint64(dst, uint64(c.offsets[i]))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(c.sizes[i]))
+	return binary.BigEndian.AppendUint32(dst, uint32(mid-before))
+}

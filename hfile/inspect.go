@@ -1,0 +1,122 @@
+package hfile
+
+import (
+	"github.com/cockroachdb/errors"
+)
+
+// BlockHeader describes one block as stored, for tools.
+type BlockHeader struct {
+	Offset                   int64
+	Type                     BlockType
+	OnDiskSize               int // header + payload + checksums
+	UncompressedSize         int // payload after decompression
+	PrevOffset               int64
+	ChecksumType             ChecksumType
+	BytesPerChecksum         int
+	OnDiskDataSizeWithHeader int
+}
+
+// WalkBlocks reads every block from offset 0 up to the trailer, verifying
+// checksums and decompressing each, and calls fn with its header. It stops
+// at the first error, which names the block offset.
+func (r *Reader) WalkBlocks(fn func(h BlockHeader, b *Block) error) error {
+	end := r.size - TrailerSize
+	for off := int64(0); off < end; {
+		b, err := r.readBlockUncached(off, -1)
+		if err != nil {
+			return errors.Wrapf(err, "hfile %s", r.name)
+		}
+		var hb [HeaderSize]byte
+		if _, err := r.f.ReadAt(hb[:], off); err != nil {
+			return errors.Wrapf(err, "hfile %s: block at offset %d", r.name, off)
+		}
+		h, _ := decodeHeader(hb[:], off)
+		bh := BlockHeader{Offset: off, Type: h.typ, OnDiskSize: h.onDiskSize(), UncompressedSize: int(h.uncompressedSize),
+			PrevOffset: h.prevOffset, ChecksumType: h.checksumType, BytesPerChecksum: int(h.bytesPerChecksum),
+			OnDiskDataSizeWithHeader: int(h.onDiskDataSizeWithHdr)}
+		if err := fn(bh, b); err != nil {
+			return err
+		}
+		off += int64(b.OnDiskSize)
+	}
+	return nil
+}
+
+// IndexEntry is one entry of a block index.
+type IndexEntry struct {
+	Offset     int64
+	OnDiskSize int
+	Key        []byte
+}
+
+// RootIndex returns the root data index entries.
+func (r *Reader) RootIndex() []IndexEntry { return rootEntries(r.dataIndex) }
+
+// MetaIndex returns the meta index entries (keys are block names).
+func (r *Reader) MetaIndex() []IndexEntry { return rootEntries(r.metaIndex) }
+
+func rootEntries(ri *rootIndex) []IndexEntry {
+	out := make([]IndexEntry, ri.len())
+	for i := range out {
+		out[i] = IndexEntry{Offset: ri.offsets[i], OnDiskSize: int(ri.sizes[i]), Key: ri.keys[i]}
+	}
+	return out
+}
+
+// MidKeyMetadata returns the mid-key metadata of a multi-level index.
+func (r *Reader) MidKeyMetadata() (leafOffset int64, leafOnDiskSize int, entry int, ok bool) {
+	ri := r.dataIndex
+	return ri.midLeafOffset, int(ri.midLeafOnDiskSize), int(ri.midKeyEntry), ri.hasMidKey
+}
+
+// IndexBlock reads a leaf or intermediate index block and returns its entries.
+func (r *Reader) IndexBlock(off int64, onDiskSize int) (BlockType, []IndexEntry, error) {
+	b, err := r.readBlock(off, onDiskSize, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	if b.Type != BlockLeafIndex && b.Type != BlockIntermediateIndex {
+		return b.Type, nil, r.corruptf(off, "expected an index block, found %s", b.Type)
+	}
+	x, err := parseNonRootIndex(b.Data, off)
+	if err != nil {
+		return b.Type, nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	out := make([]IndexEntry, x.n)
+	for i := range out {
+		o, s, k, ok := x.entry(i)
+		if !ok {
+			return b.Type, nil, r.corruptf(off, "malformed index entry %d", i)
+		}
+		out[i] = IndexEntry{Offset: o, OnDiskSize: int(s), Key: k}
+	}
+	return b.Type, out, nil
+}
+
+// DataBlockCount returns the number of data blocks, walking the index.
+func (r *Reader) DataBlockCount() (int, error) {
+	levels := int(r.trailer.NumDataIndexLevels)
+	if levels <= 1 {
+		return r.dataIndex.len(), nil
+	}
+	var count func(es []IndexEntry, level int) (int, error)
+	count = func(es []IndexEntry, level int) (int, error) {
+		if level == levels {
+			return len(es), nil
+		}
+		n := 0
+		for _, e := range es {
+			_, sub, err := r.IndexBlock(e.Offset, e.OnDiskSize)
+			if err != nil {
+				return 0, err
+			}
+			c, err := count(sub, level+1)
+			if err != nil {
+				return 0, err
+			}
+			n += c
+		}
+		return n, nil
+	}
+	return count(r.RootIndex(), 1)
+}

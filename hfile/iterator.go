@@ -1,0 +1,298 @@
+package hfile
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Iterator walks the cells of one HFile: HBase's HFileScanner. It is
+// positioned by SeekTo, SeekBefore, Reseek or First, then moved with Next.
+//
+// Slices returned by Key, Value and Tags are valid until the iterator moves.
+// An Iterator is not safe for concurrent use; many may share one Reader.
+type Iterator struct {
+	r           *Reader
+	cacheBlocks bool
+	seeker      encoding.Seeker
+	blk         *Block
+	// nextIndexed is the index key of the block after blk, nil if blk is
+	// the last block; it lets Reseek stay in the current block. nextKnown
+	// is false when the iterator reached blk by Next and does not know it.
+	nextIndexed []byte
+	nextKnown   bool
+	positioned  bool
+	err         error
+}
+
+// NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
+// it reads are offered to the block cache (index and bloom blocks always are).
+func (r *Reader) NewIterator(cacheBlocks bool) *Iterator {
+	s, err := encoding.NewSeeker(r.encoding, r.format, r.cmp)
+	return &Iterator{r: r, cacheBlocks: cacheBlocks, seeker: s, err: err}
+}
+
+// Err returns the error that stopped the iterator, if any.
+func (it *Iterator) Err() error { return it.err }
+
+// Valid reports whether the iterator is on a cell.
+func (it *Iterator) Valid() bool { return it.positioned && it.err == nil }
+
+// Key returns the current key.
+func (it *Iterator) Key() encoding.Key { return it.seeker.Key() }
+
+// Value returns the current value.
+func (it *Iterator) Value() []byte { return it.seeker.Value() }
+
+// Tags returns the current serialized tags, nil if none.
+func (it *Iterator) Tags() []byte { return it.seeker.Tags() }
+
+// SeqNum returns the current cell's sequence id; 0 when the file records
+// none (HBase's MAX_MEMSTORE_TS_KEY of 0 means every cell reads as 0).
+func (it *Iterator) SeqNum() encoding.SeqNum {
+	if !it.r.decodeMvcc {
+		return 0
+	}
+	return it.seeker.SeqNum()
+}
+
+// KeyValue fills kv with the current cell; its slices alias the block.
+func (it *Iterator) KeyValue(kv *encoding.KeyValue) {
+	k := it.seeker.Key()
+	*kv = k.KeyValue(it.seeker.Value())
+	kv.Tags = it.seeker.Tags()
+	kv.SeqNum = it.SeqNum()
+}
+
+// BlockOffset returns the offset of the current data block.
+func (it *Iterator) BlockOffset() int64 {
+	if it.blk == nil {
+		return -1
+	}
+	return it.blk.Offset
+}
+
+func (it *Iterator) fail(err error) error {
+	it.err = err
+	it.positioned = false
+	return err
+}
+
+// setBlock makes b the current block, positioned on its first cell.
+func (it *Iterator) setBlock(b *Block) error {
+	if it.blk == b {
+		if err := it.seeker.Rewind(); err != nil {
+			return it.fail(it.wrapBlockErr(err, b))
+		}
+		return nil
+	}
+	if err := it.seeker.Init(b.Data); err != nil {
+		return it.fail(it.wrapBlockErr(err, b))
+	}
+	it.blk = b
+	return nil
+}
+
+func (it *Iterator) wrapBlockErr(err error, b *Block) error {
+	return errors.Wrapf(encoding.MarkCorruption(err), "hfile %s: data block at offset %d", it.r.name, b.Offset)
+}
+
+// First positions on the first cell; false if the file is empty.
+func (it *Iterator) First() (bool, error) {
+	if it.err != nil {
+		return false, it.err
+	}
+	t := it.r.trailer
+	it.positioned = false
+	if t.EntryCount == 0 || t.FirstDataBlockOffset < 0 || it.r.dataIndex.len() == 0 {
+		return false, nil
+	}
+	ri := it.r.dataIndex
+	// The first leaf entry (or root entry) gives the first block's size.
+	off, size, next, found, err := it.r.lookupDataBlock(encoding.Key(ri.keys[0]))
+	if err != nil {
+		return false, it.fail(err)
+	}
+	if !found || off != t.FirstDataBlockOffset {
+		return false, it.fail(it.r.corruptf(off, "index does not start at the first data block %d", t.FirstDataBlockOffset))
+	}
+	b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+	if err != nil {
+		return false, it.fail(err)
+	}
+	if err := it.setBlock(b); err != nil {
+		return false, err
+	}
+	it.nextIndexed, it.nextKnown = next, true
+	it.positioned = true
+	return true, nil
+}
+
+// SeekTo positions at key: it returns encoding.SeekExact when on a cell
+// equal to key (ignoring sequence ids), encoding.SeekBefore when on the last
+// cell before key (which may be the last cell of the file), and
+// encoding.SeekPrecedesFile, unpositioned, when key sorts before every cell.
+// Because index keys may be shortened separators, it can also return
+// encoding.SeekPrecedesBlock: positioned on the first cell of a block, which
+// is the first cell after key.
+func (it *Iterator) SeekTo(key encoding.Key) (int, error) {
+	if it.err != nil {
+		return 0, it.err
+	}
+	it.positioned = false
+	off, size, next, found, err := it.r.lookupDataBlock(key)
+	if err != nil {
+		return 0, it.fail(err)
+	}
+	if !found {
+		return encoding.SeekPrecedesFile, nil
+	}
+	return it.loadAndSeek(off, size, next, key, true)
+}
+
+func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool) (int, error) {
+	if it.blk == nil || it.blk.Offset != off {
+		b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+		if err != nil {
+			return 0, it.fail(err)
+		}
+		if err := it.setBlock(b); err != nil {
+			return 0, err
+		}
+	} else if rewind {
+		if err := it.seeker.Rewind(); err != nil {
+			return 0, it.fail(it.wrapBlockErr(err, it.blk))
+		}
+	}
+	it.nextIndexed, it.nextKnown = next, true
+	res, err := it.seeker.SeekToKeyInBlock(key, false)
+	if err != nil {
+		return 0, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	it.positioned = true
+	return res, nil
+}
+
+// Reseek moves forward to key, which must not precede the current position
+// by more than the current cell; it is cheaper than SeekTo because it stays
+// in the current block when it can. Results are as for SeekTo.
+func (it *Iterator) Reseek(key encoding.Key) (int, error) {
+	if it.err != nil {
+		return 0, it.err
+	}
+	if it.positioned {
+		c := it.r.cmp.CompareKeys(key, it.seeker.Key())
+		if c <= 0 {
+			if c == 0 {
+				return encoding.SeekExact, nil
+			}
+			return encoding.SeekPrecedesBlock, nil
+		}
+		if it.nextKnown && (it.nextIndexed == nil || it.r.cmp.CompareKeys(key, it.nextIndexed) < 0) {
+			res, err := it.seeker.SeekToKeyInBlock(key, false)
+			if err != nil {
+				return 0, it.fail(it.wrapBlockErr(err, it.blk))
+			}
+			return res, nil
+		}
+	}
+	return it.SeekTo(key)
+}
+
+// SeekBefore positions on the last cell strictly before key. It returns
+// false, unpositioned, if there is none.
+func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
+	if it.err != nil {
+		return false, it.err
+	}
+	it.positioned = false
+	off, size, next, found, err := it.r.lookupDataBlock(key)
+	if err != nil {
+		return false, it.fail(err)
+	}
+	if !found {
+		return false, nil
+	}
+	b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+	if err != nil {
+		return false, it.fail(err)
+	}
+	if err := it.setBlock(b); err != nil {
+		return false, err
+	}
+	if it.r.cmp.CompareKeys(it.seeker.Key(), key) >= 0 {
+		// Everything in this block is >= key: the answer is the last cell
+		// of the previous data block, found through the header.
+		if b.PrevOffset < 0 {
+			return false, nil
+		}
+		if b.PrevOffset >= b.Offset {
+			return false, it.fail(it.r.corruptf(b.Offset, "previous block offset %d is not before the block", b.PrevOffset))
+		}
+		pb, err := it.r.dataBlock(b.PrevOffset, -1, it.cacheBlocks)
+		if err != nil {
+			return false, it.fail(err)
+		}
+		if err := it.setBlock(pb); err != nil {
+			return false, err
+		}
+		// Every cell of pb sorts before b's index key, which is <= key.
+		it.nextIndexed, it.nextKnown = key, true
+	} else {
+		it.nextIndexed, it.nextKnown = next, true
+	}
+	res, err := it.seeker.SeekToKeyInBlock(key, true)
+	if err != nil {
+		return false, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	if res == encoding.SeekPrecedesBlock {
+		return false, it.fail(it.r.corruptf(it.blk.Offset, "block has no cell before %s", key))
+	}
+	it.positioned = true
+	return true, nil
+}
+
+// Next moves to the next cell; false at the end of the file.
+func (it *Iterator) Next() (bool, error) {
+	if it.err != nil {
+		return false, it.err
+	}
+	if !it.positioned {
+		return false, nil
+	}
+	ok, err := it.seeker.Next()
+	if err != nil {
+		return false, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	if ok {
+		return true, nil
+	}
+	// Next data block, skipping inline index and bloom blocks.
+	off := it.blk.Offset + int64(it.blk.OnDiskSize)
+	size := it.blk.NextOnDiskSize
+	last := it.r.trailer.LastDataBlockOffset
+	for {
+		if off > last {
+			it.positioned = false
+			return false, nil
+		}
+		b, err := it.r.readBlock(off, size, it.cacheBlocks)
+		if err != nil {
+			return false, it.fail(err)
+		}
+		if !b.Type.IsData() {
+			off, size = off+int64(b.OnDiskSize), b.NextOnDiskSize
+			continue
+		}
+		if b, err = it.r.dataBlock(off, b.OnDiskSize, it.cacheBlocks); err != nil {
+			return false, it.fail(err)
+		}
+		if err := it.setBlock(b); err != nil {
+			return false, err
+		}
+		// The next block's index key is unknown without an index walk, so
+		// Reseek past this block falls back to SeekTo, except in the last
+		// block, which has no next.
+		it.nextIndexed, it.nextKnown = nil, off == last
+		return true, nil
+	}
+}

@@ -1,0 +1,491 @@
+package hfile
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Cache is what a Reader needs of a block cache (the real one lives in
+// package blockcache). Keys are a file id chosen by the caller and a block
+// offset. Implementations must be safe for concurrent use.
+type Cache interface {
+	// GetBlock returns a cached block, or nil.
+	GetBlock(file uint64, offset int64) *Block
+	// CacheBlock offers a block to the cache, which may decline it.
+	CacheBlock(file uint64, offset int64, b *Block, inMemory bool)
+}
+
+// ReaderOptions configures a Reader.
+type ReaderOptions struct {
+	// Cache, if set, is consulted before every block read.
+	Cache Cache
+	// FileID identifies this file in the cache; it must be unique among the
+	// files sharing the cache.
+	FileID uint64
+	// InMemory marks this file's blocks as in-memory priority in the cache.
+	InMemory bool
+}
+
+// Reader reads an HFile. It is safe for concurrent use; each Iterator is
+// not.
+type Reader struct {
+	f    io.ReaderAt
+	c    io.Closer
+	size int64
+	name string
+	opts ReaderOptions
+
+	trailer    *Trailer
+	cmp        *encoding.Comparer
+	fileInfo   FileInfo
+	format     encoding.BlockFormat
+	encoding   encoding.DataBlockEncoding
+	decodeMvcc bool
+	dataIndex  *rootIndex
+	metaIndex  *rootIndex
+	bloom      *BloomFilter
+	dfBloom    *BloomFilter
+	bloomType  BloomType
+	lastKey    encoding.Key
+
+	// Counters, read by tools and metrics.
+	blocksRead atomic.Int64
+	bytesRead  atomic.Int64
+}
+
+// OpenFile opens the HFile at path. Close closes the file.
+func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "hfile")
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, errors.Wrap(err, "hfile")
+	}
+	r, err := Open(f, st.Size(), path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.c = f
+	return r, nil
+}
+
+// Open reads the trailer and the load-on-open section of an HFile of the
+// given size. name is used in errors.
+func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, error) {
+	r := &Reader{f: f, size: size, name: name, opts: opts}
+	if err := r.open(); err != nil {
+		return nil, errors.Wrapf(err, "hfile %s", name)
+	}
+	return r, nil
+}
+
+func (r *Reader) open() error {
+	if r.size < TrailerSize {
+		return encoding.CorruptionErrorf("file of %d bytes is too small for an HFile v3 trailer", r.size)
+	}
+	tb := make([]byte, TrailerSize)
+	if _, err := r.f.ReadAt(tb, r.size-TrailerSize); err != nil {
+		return errors.Wrap(err, "reading trailer")
+	}
+	t, err := decodeTrailer(tb, r.size)
+	if err != nil {
+		return err
+	}
+	r.trailer = t
+	if err := t.CompressionCodec.Supported(); err != nil {
+		return err
+	}
+	if r.cmp, err = encoding.ComparerByName(t.ComparatorClassName); err != nil {
+		return err
+	}
+	// Load-on-open: data root index, meta index, file info, bloom metas.
+	off := int64(t.LoadOnOpenDataOffset)
+	end := r.size - TrailerSize
+	var blocks []*Block
+	for off < end {
+		b, err := r.readBlockUncached(off, -1)
+		if err != nil {
+			return err
+		}
+		blocks = append(blocks, b)
+		off += int64(b.OnDiskSize)
+	}
+	if off != end {
+		return encoding.CorruptionErrorf("load-on-open section overruns the trailer at %d", end)
+	}
+	var roots []*Block
+	for _, b := range blocks {
+		switch b.Type {
+		case BlockRootIndex:
+			roots = append(roots, b)
+		case BlockFileInfo:
+			if r.fileInfo, err = decodeFileInfo(b.Data); err != nil {
+				return errors.Wrapf(err, "file info block at offset %d", b.Offset)
+			}
+		}
+	}
+	if len(roots) != 2 || r.fileInfo == nil {
+		return encoding.CorruptionErrorf("load-on-open section has %d root index blocks and file info=%t", len(roots), r.fileInfo != nil)
+	}
+	if roots[0].Offset != int64(t.LoadOnOpenDataOffset) {
+		return encoding.CorruptionErrorf("data root index not at load-on-open offset %d", t.LoadOnOpenDataOffset)
+	}
+	if r.dataIndex, err = decodeRootIndex(roots[0].Data, int(t.DataIndexCount), t.NumDataIndexLevels > 1); err != nil {
+		return errors.Wrapf(err, "data index at offset %d", roots[0].Offset)
+	}
+	for i, k := range r.dataIndex.keys {
+		if _, err := encoding.ParseKey(k); err != nil {
+			return errors.Wrapf(err, "data index entry %d at offset %d", i, roots[0].Offset)
+		}
+	}
+	if r.metaIndex, err = decodeRootIndex(roots[1].Data, int(t.MetaIndexCount), false); err != nil {
+		return errors.Wrapf(err, "meta index at offset %d", roots[1].Offset)
+	}
+	// The file info decides the cell layout.
+	_, r.format.IncludesTags = r.fileInfo[FileInfoMaxTagsLen]
+	if v, ok := r.fileInfo.Int32(FileInfoKeyValueVersion); ok && v == 1 {
+		r.format.IncludesMvcc = true
+		if ts, ok := r.fileInfo.Int64(FileInfoMaxMemstoreTS); ok && ts > 0 {
+			r.decodeMvcc = true
+		}
+	}
+	if tc, ok := r.fileInfo[FileInfoTagsCompressed]; ok && r.format.IncludesTags && len(tc) == 1 && tc[0] != 0 {
+		if enc := r.fileInfo[FileInfoDataBlockEnc]; enc != nil && string(enc) != "NONE" {
+			return errors.Newf("tag-compressed encoded blocks are not supported")
+		}
+	}
+	r.encoding = encoding.EncodingNone
+	if name, ok := r.fileInfo[FileInfoDataBlockEnc]; ok {
+		if r.encoding, err = encoding.ParseDataBlockEncoding(string(name)); err != nil {
+			return encoding.MarkCorruption(err)
+		}
+	}
+	if _, err := encoding.NewSeeker(r.encoding, r.format, r.cmp); err != nil {
+		return err
+	}
+	if lk, ok := r.fileInfo[FileInfoLastKey]; ok {
+		if r.lastKey, err = encoding.ParseKey(lk); err != nil {
+			return errors.Wrap(err, "file info LASTKEY")
+		}
+	}
+	if bt, ok := r.fileInfo[FileInfoBloomType]; ok {
+		if r.bloomType, err = ParseBloomType(string(bt)); err != nil {
+			return encoding.MarkCorruption(err)
+		}
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case BlockGeneralBloomMeta:
+			if r.bloom, err = ParseBloomMeta(b.Data); err != nil {
+				return errors.Wrapf(err, "bloom meta block at offset %d", b.Offset)
+			}
+		case BlockDeleteFamilyBloomMeta:
+			if r.dfBloom, err = ParseBloomMeta(b.Data); err != nil {
+				return errors.Wrapf(err, "delete family bloom meta block at offset %d", b.Offset)
+			}
+		}
+	}
+	return nil
+}
+
+// Close releases the file if the Reader opened it.
+func (r *Reader) Close() error {
+	if r.c != nil {
+		return r.c.Close()
+	}
+	return nil
+}
+
+// Name returns the name given at open.
+func (r *Reader) Name() string { return r.name }
+
+// Size returns the file size.
+func (r *Reader) Size() int64 { return r.size }
+
+// Trailer returns the decoded trailer.
+func (r *Reader) Trailer() *Trailer { return r.trailer }
+
+// FileInfo returns the file info map; callers must not modify it.
+func (r *Reader) FileInfo() FileInfo { return r.fileInfo }
+
+// Comparer returns the comparer named in the trailer.
+func (r *Reader) Comparer() *encoding.Comparer { return r.cmp }
+
+// Encoding returns the data block encoding.
+func (r *Reader) Encoding() encoding.DataBlockEncoding { return r.encoding }
+
+// Format returns the cell layout (mvcc, tags).
+func (r *Reader) Format() encoding.BlockFormat { return r.format }
+
+// EntryCount returns the number of cells.
+func (r *Reader) EntryCount() uint64 { return r.trailer.EntryCount }
+
+// FirstKey returns the first key of the file, nil if empty. The first index
+// key is always the first cell's real key.
+func (r *Reader) FirstKey() encoding.Key {
+	if r.dataIndex.len() == 0 {
+		return nil
+	}
+	return encoding.Key(r.dataIndex.keys[0])
+}
+
+// LastKey returns the last key of the file (from the file info), nil if empty.
+func (r *Reader) LastKey() encoding.Key { return r.lastKey }
+
+// BloomType returns the general bloom type.
+func (r *Reader) BloomType() BloomType { return r.bloomType }
+
+// BlocksRead returns the number of blocks read from the file (cache misses).
+func (r *Reader) BlocksRead() int64 { return r.blocksRead.Load() }
+
+// MetaBlock returns the payload of a named meta block, or nil.
+func (r *Reader) MetaBlock(name string) ([]byte, error) {
+	i := r.metaIndex.search([]byte(name), bytes.Compare)
+	if i < 0 || string(r.metaIndex.keys[i]) != name {
+		return nil, nil
+	}
+	b, err := r.readBlock(r.metaIndex.offsets[i], int(r.metaIndex.sizes[i]), true)
+	if err != nil {
+		return nil, err
+	}
+	if b.Type != BlockMeta {
+		return nil, r.corruptf(b.Offset, "meta index points at a %s block", b.Type)
+	}
+	return b.Data, nil
+}
+
+func (r *Reader) corruptf(off int64, format string, args ...interface{}) error {
+	return errors.Wrapf(encoding.CorruptionErrorf(format, args...), "hfile %s: block at offset %d", r.name, off)
+}
+
+// readBlock returns the block at off through the cache. onDiskSize is the
+// block's size with header and checksums, or -1 if unknown.
+func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	if c := r.opts.Cache; c != nil {
+		if b := c.GetBlock(r.opts.FileID, off); b != nil {
+			return b, nil
+		}
+	}
+	b, err := r.readBlockUncached(off, onDiskSize)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	if c := r.opts.Cache; c != nil && (cacheIt || !b.Type.IsData()) {
+		c.CacheBlock(r.opts.FileID, off, b, r.opts.InMemory)
+	}
+	return b, nil
+}
+
+// readBlockUncached reads, verifies and decompresses one block. When the
+// size is known it also reads the next block's header, to learn that
+// block's size without another read when scanning forward.
+func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
+	limit := r.size - TrailerSize
+	if off < 0 || off+HeaderSize > limit {
+		return nil, encoding.CorruptionErrorf("block offset %d outside the file body (%d bytes)", off, limit)
+	}
+	var raw []byte
+	if onDiskSize >= HeaderSize && off+int64(onDiskSize) <= limit {
+		n := int64(onDiskSize) + HeaderSize
+		if off+n > limit {
+			n = int64(onDiskSize)
+		}
+		raw = make([]byte, n)
+		if _, err := r.f.ReadAt(raw, off); err != nil {
+			return nil, errors.Wrapf(err, "reading block at offset %d", off)
+		}
+	} else {
+		var hb [HeaderSize]byte
+		if _, err := r.f.ReadAt(hb[:], off); err != nil {
+			return nil, errors.Wrapf(err, "reading block header at offset %d", off)
+		}
+		h, err := decodeHeader(hb[:], off)
+		if err != nil {
+			return nil, err
+		}
+		if off+int64(h.onDiskSize()) > limit {
+			return nil, encoding.CorruptionErrorf("block at offset %d: size %d runs past the file body", off, h.onDiskSize())
+		}
+		raw = make([]byte, h.onDiskSize())
+		copy(raw, hb[:])
+		if _, err := r.f.ReadAt(raw[HeaderSize:], off+HeaderSize); err != nil {
+			return nil, errors.Wrapf(err, "reading block at offset %d", off)
+		}
+	}
+	r.blocksRead.Add(1)
+	r.bytesRead.Add(int64(len(raw)))
+	h, err := decodeHeader(raw, off)
+	if err != nil {
+		return nil, err
+	}
+	if onDiskSize >= 0 && h.onDiskSize() != onDiskSize {
+		return nil, encoding.CorruptionErrorf("block at offset %d: header says %d bytes on disk, index says %d", off, h.onDiskSize(), onDiskSize)
+	}
+	if len(raw) < h.onDiskSize() {
+		return nil, encoding.CorruptionErrorf("block at offset %d: short read", off)
+	}
+	if err := verifyChecksums(raw, &h, off); err != nil {
+		return nil, err
+	}
+	b := &Block{Type: h.typ, Offset: off, PrevOffset: h.prevOffset, OnDiskSize: h.onDiskSize(), NextOnDiskSize: -1}
+	if len(raw) >= h.onDiskSize()+HeaderSize {
+		if nh, err := decodeHeader(raw[h.onDiskSize():], off+int64(h.onDiskSize())); err == nil {
+			b.NextOnDiskSize = nh.onDiskSize()
+		}
+	}
+	payload := raw[HeaderSize:h.onDiskDataSizeWithHdr]
+	if r.trailer.CompressionCodec == CompressionNone {
+		if len(payload) != int(h.uncompressedSize) {
+			return nil, encoding.CorruptionErrorf("block at offset %d: %d payload bytes, header says %d", off, len(payload), h.uncompressedSize)
+		}
+		b.Data = payload[:len(payload):len(payload)]
+	} else {
+		if int64(h.uncompressedSize) > maxBlockUncompressed {
+			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)
+		}
+		b.Data, err = r.trailer.CompressionCodec.Decompress(make([]byte, 0, h.uncompressedSize), payload, int(h.uncompressedSize))
+		if err != nil {
+			return nil, errors.Wrapf(encoding.MarkCorruption(err), "block at offset %d (%s)", off, h.typ)
+		}
+	}
+	return b, nil
+}
+
+// maxBlockUncompressed bounds the memory one corrupt header can make us
+// allocate. HBase caps blocks at 10 × the block size; we allow any block
+// up to 1 GiB.
+const maxBlockUncompressed = 1 << 30
+
+// dataBlock loads the data block at off and checks its type and encoding.
+func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	b, err := r.readBlock(off, onDiskSize, cacheIt)
+	if err != nil {
+		return nil, err
+	}
+	if !b.Type.IsData() {
+		return nil, r.corruptf(off, "expected a data block, found %s", b.Type)
+	}
+	if (b.Type == BlockEncodedData) != (r.encoding != encoding.EncodingNone) {
+		return nil, r.corruptf(off, "%s block in a file with %s encoding", b.Type, r.encoding)
+	}
+	if b.Type == BlockEncodedData {
+		if len(b.Data) < 2 || encoding.DataBlockEncoding(uint16(b.Data[0])<<8|uint16(b.Data[1])) != r.encoding {
+			return nil, r.corruptf(off, "encoded block does not carry encoding id %d", r.encoding)
+		}
+	}
+	return b, nil
+}
+
+// compareKeys is the reader's key comparison as a plain function.
+func (r *Reader) compareKeys(a, b []byte) int { return r.cmp.CompareKeys(a, b) }
+
+// lookupDataBlock walks the index from the root to the data block that may
+// hold key. It returns idx < 0 if key precedes the file. nextIndexed is the
+// index key of the following block (nil if key is in the last block).
+func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextIndexed []byte, found bool, err error) {
+	ri := r.dataIndex
+	i := ri.search(key, r.compareKeys)
+	if i < 0 {
+		return 0, 0, nil, false, nil
+	}
+	off, size = ri.offsets[i], int(ri.sizes[i])
+	if i+1 < ri.len() {
+		nextIndexed = ri.keys[i+1]
+	}
+	for level := 1; level < int(r.trailer.NumDataIndexLevels); level++ {
+		b, err := r.readBlock(off, size, true)
+		if err != nil {
+			return 0, 0, nil, false, err
+		}
+		want := BlockIntermediateIndex
+		if level == int(r.trailer.NumDataIndexLevels)-1 {
+			want = BlockLeafIndex
+		}
+		if b.Type != want {
+			return 0, 0, nil, false, r.corruptf(off, "index level %d: expected %s, found %s", level, want, b.Type)
+		}
+		x, err := parseNonRootIndex(b.Data, off)
+		if err != nil {
+			return 0, 0, nil, false, errors.Wrapf(err, "hfile %s", r.name)
+		}
+		j, ok := x.search(key, r.compareKeys)
+		if ok && j < 0 {
+			return 0, 0, nil, false, r.corruptf(off, "index block does not cover key %s", key)
+		}
+		var o int64
+		var s int32
+		if ok {
+			o, s, _, ok = x.entry(j)
+		}
+		if ok && j+1 < x.n {
+			var nk []byte
+			_, _, nk, ok = x.entry(j + 1)
+			nextIndexed = nk
+		}
+		if !ok || o < 0 || s < HeaderSize {
+			return 0, 0, nil, false, r.corruptf(off, "malformed index block")
+		}
+		off, size = o, int(s)
+	}
+	return off, size, nextIndexed, true, nil
+}
+
+// Blooms returns the general and delete-family bloom filters, nil if absent.
+func (r *Reader) Blooms() (general, deleteFamily *BloomFilter) { return r.bloom, r.dfBloom }
+
+func (r *Reader) loadBloomChunk(off int64, size int32) ([]byte, error) {
+	b, err := r.readBlock(off, int(size), true)
+	if err != nil {
+		return nil, err
+	}
+	if b.Type != BlockBloomChunk {
+		return nil, r.corruptf(off, "bloom index points at a %s block", b.Type)
+	}
+	return b.Data, nil
+}
+
+// MayContainRow reports whether the file may hold cells of row. It is false
+// only when the file certainly has none (empty file, or a ROW bloom says so).
+func (r *Reader) MayContainRow(row []byte) (bool, error) {
+	if r.trailer.EntryCount == 0 {
+		return false, nil
+	}
+	if r.bloom == nil || r.bloomType != BloomRow {
+		return true, nil
+	}
+	return r.bloom.MayContain(row, r.loadBloomChunk)
+}
+
+// MayContainRowCol reports whether the file may hold cells of the column
+// row/family:qualifier, using a ROWCOL bloom or, failing that, a ROW bloom.
+func (r *Reader) MayContainRowCol(row, family, qualifier []byte) (bool, error) {
+	if r.trailer.EntryCount == 0 {
+		return false, nil
+	}
+	if r.bloom == nil || r.bloomType != BloomRowCol {
+		return r.MayContainRow(row)
+	}
+	var buf [128]byte
+	return r.bloom.MayContain(RowColBloomKey(buf[:0], row, qualifier), r.loadBloomChunk)
+}
+
+// MayContainDeleteFamily reports whether the file may hold DeleteFamily or
+// DeleteFamilyVersion markers for row.
+func (r *Reader) MayContainDeleteFamily(row []byte) (bool, error) {
+	if n, ok := r.fileInfo.Int64(FileInfoDeleteFamilyCnt); ok && n == 0 {
+		return false, nil
+	}
+	if r.dfBloom == nil {
+		return true, nil
+	}
+	return r.dfBloom.MayContain(row, r.loadBloomChunk)
+}

@@ -1,0 +1,440 @@
+package mvcc
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+func checkPoints(t *testing.T, c *Control, read, write uint64) {
+	t.Helper()
+	if got := c.ReadPoint(); got != read {
+		t.Fatalf("ReadPoint() = %d, want %d", got, read)
+	}
+	if got := c.WritePoint(); got != write {
+		t.Fatalf("WritePoint() = %d, want %d", got, write)
+	}
+}
+
+// waitUntil polls cond until it holds, failing t after a generous deadline.
+// Tests use it only to order goroutines (for example "this waiter is now
+// blocked"); Control itself never polls.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		runtime.Gosched()
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// blocked reports whether a CompleteAndWait on e has completed it and is
+// waiting for it to be retired.
+func blocked(c *Control, e *WriteEntry) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return e.completed && e.done != nil
+}
+
+func TestSequential(t *testing.T) {
+	c := New(100)
+	checkPoints(t, c, 100, 100)
+
+	e1 := c.Begin()
+	if got := e1.WriteNumber(); got != 101 {
+		t.Fatalf("first write number = %d, want 101", got)
+	}
+	checkPoints(t, c, 100, 101)
+	if !c.Complete(e1) {
+		t.Fatal("Complete of the only entry reported it not visible")
+	}
+	checkPoints(t, c, 101, 101)
+	// A repeated Complete is a no-op that reports visibility.
+	if !c.Complete(e1) {
+		t.Fatal("repeated Complete reported not visible")
+	}
+	checkPoints(t, c, 101, 101)
+
+	e2, e3 := c.Begin(), c.Begin()
+	checkPoints(t, c, 101, 103)
+	if !c.Complete(e2) {
+		t.Fatal("Complete of the head entry reported not visible")
+	}
+	checkPoints(t, c, 102, 103)
+	c.CompleteAndWait(e3) // the head: must not block
+	checkPoints(t, c, 103, 103)
+
+	// Await on an idle Control consumes one number and returns at once.
+	c.Await()
+	checkPoints(t, c, 104, 104)
+
+	// The zero value behaves as New(0).
+	var z Control
+	checkPoints(t, &z, 0, 0)
+	z.CompleteAndWait(z.Begin())
+	checkPoints(t, &z, 1, 1)
+}
+
+func TestBeginWith(t *testing.T) {
+	c := New(7)
+	var got []uint64
+	e := c.BeginWith(func(n uint64) {
+		// The action runs with the queue lock held and sees its own number
+		// already published as the write point.
+		if c.mu.TryLock() {
+			c.mu.Unlock()
+			t.Error("BeginWith action ran without the lock held")
+		}
+		if wp := c.WritePoint(); wp != n {
+			t.Errorf("WritePoint() in action = %d, want %d", wp, n)
+		}
+		got = append(got, n)
+	})
+	if len(got) != 1 || got[0] != 8 || e.WriteNumber() != 8 {
+		t.Fatalf("action saw %v, entry number %d; want [8], 8", got, e.WriteNumber())
+	}
+	c.CompleteAndWait(e)
+	checkPoints(t, c, 8, 8)
+}
+
+func TestOutOfOrderComplete(t *testing.T) {
+	c := New(0)
+	e1, e2, e3 := c.Begin(), c.Begin(), c.Begin()
+	if c.Complete(e3) {
+		t.Fatal("Complete(3) reported visible with 1 and 2 in flight")
+	}
+	checkPoints(t, c, 0, 3)
+	if c.Complete(e2) {
+		t.Fatal("Complete(2) reported visible with 1 in flight")
+	}
+	checkPoints(t, c, 0, 3)
+	if !c.Complete(e1) {
+		t.Fatal("Complete(1) reported not visible")
+	}
+	// One drain retires all three.
+	checkPoints(t, c, 3, 3)
+	if got := c.mu.queue.len(); got != 0 {
+		t.Fatalf("queue length = %d after all completed, want 0", got)
+	}
+}
+
+// TestOutOfOrderWaiters completes 3, then 2, then 1 with CompleteAndWait from
+// three goroutines: the first two block, and the last call moves the read
+// point from 0 straight to 3 and releases both.
+func TestOutOfOrderWaiters(t *testing.T) {
+	defer checkNoLeaks(t)()
+	c := New(0)
+	e := []*WriteEntry{c.Begin(), c.Begin(), c.Begin()}
+	returned := make([]chan uint64, 3)
+	wait := func(i int) {
+		returned[i] = make(chan uint64, 1)
+		go func() {
+			c.CompleteAndWait(e[i])
+			returned[i] <- c.ReadPoint()
+		}()
+	}
+
+	wait(2)
+	waitUntil(t, "waiter 3 blocks", func() bool { return blocked(c, e[2]) })
+	wait(1)
+	waitUntil(t, "waiter 2 blocks", func() bool { return blocked(c, e[1]) })
+	checkPoints(t, c, 0, 3)
+	for _, i := range []int{1, 2} {
+		select {
+		case rp := <-returned[i]:
+			t.Fatalf("waiter %d returned early, read point %d", i+1, rp)
+		default:
+		}
+	}
+
+	wait(0)
+	for i := range returned {
+		select {
+		case rp := <-returned[i]:
+			if rp != 3 {
+				t.Errorf("waiter %d saw read point %d, want 3", i+1, rp)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("waiter %d never woke", i+1)
+		}
+	}
+	checkPoints(t, c, 3, 3)
+}
+
+func TestAwait(t *testing.T) {
+	defer checkNoLeaks(t)()
+	c := New(10)
+	e := c.Begin()
+	done := make(chan struct{})
+	go func() {
+		c.Await()
+		close(done)
+	}()
+	// The marker is entry 12, behind e.
+	waitUntil(t, "Await blocks", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.mu.queue.len() == 2 && c.mu.queue.at(1).done != nil
+	})
+	select {
+	case <-done:
+		t.Fatal("Await returned with an earlier write in flight")
+	default:
+	}
+	// A write begun after Await does not hold it up.
+	later := c.Begin()
+	if !c.Complete(e) {
+		t.Fatal("Complete(e) reported not visible")
+	}
+	<-done
+	checkPoints(t, c, 12, 13)
+	c.Complete(later)
+	checkPoints(t, c, 13, 13)
+}
+
+func TestAdvanceTo(t *testing.T) {
+	c := New(5)
+	if err := c.AdvanceTo(10); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, c, 10, 10)
+	// Never backwards.
+	if err := c.AdvanceTo(7); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, c, 10, 10)
+	if err := c.AdvanceTo(10); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, c, 10, 10)
+
+	e := c.Begin()
+	if e.WriteNumber() != 11 {
+		t.Fatalf("write number after AdvanceTo(10) = %d, want 11", e.WriteNumber())
+	}
+	err := c.AdvanceTo(20)
+	if !errors.Is(err, ErrWritesInFlight) {
+		t.Fatalf("AdvanceTo with a write in flight: err = %v, want ErrWritesInFlight", err)
+	}
+	checkPoints(t, c, 10, 11)
+
+	// Completed but not retired is still in flight.
+	e2 := c.Begin()
+	c.Complete(e2)
+	if err := c.AdvanceTo(20); !errors.Is(err, ErrWritesInFlight) {
+		t.Fatalf("AdvanceTo with an unretired write: err = %v, want ErrWritesInFlight", err)
+	}
+
+	c.Complete(e)
+	checkPoints(t, c, 12, 12)
+	if err := c.AdvanceTo(20); err != nil {
+		t.Fatal(err)
+	}
+	checkPoints(t, c, 20, 20)
+	if got := c.Begin().WriteNumber(); got != 21 {
+		t.Fatalf("write number after AdvanceTo(20) = %d, want 21", got)
+	}
+}
+
+// TestQueueWrap keeps more entries in flight than the initial ring holds,
+// completes them in a random order, and checks the read point after each.
+func TestQueueWrap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := New(0)
+	var model uint64 // read point computed independently
+	done := map[uint64]bool{}
+	var inFlight []*WriteEntry
+	for round := 0; round < 200; round++ {
+		for k := rng.IntN(3 * minQueueSize); k > 0; k-- {
+			inFlight = append(inFlight, c.Begin())
+		}
+		for k := rng.IntN(len(inFlight) + 1); k > 0; k-- {
+			i := rng.IntN(len(inFlight))
+			e := inFlight[i]
+			inFlight[i] = inFlight[len(inFlight)-1]
+			inFlight = inFlight[:len(inFlight)-1]
+			visible := c.Complete(e)
+			done[e.WriteNumber()] = true
+			for done[model+1] {
+				model++
+			}
+			if got := c.ReadPoint(); got != model {
+				t.Fatalf("round %d: read point %d, want %d", round, got, model)
+			}
+			if want := e.WriteNumber() <= model; visible != want {
+				t.Fatalf("round %d: Complete(%d) = %t, want %t", round, e.WriteNumber(), visible, want)
+			}
+		}
+	}
+	for _, e := range inFlight {
+		c.Complete(e)
+	}
+	checkPoints(t, c, c.WritePoint(), c.WritePoint())
+}
+
+func requireAssertion(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		err, ok := r.(error)
+		if !ok || !errors.HasAssertionFailure(err) {
+			t.Fatalf("%s: recovered %v, want an assertion failure", what, r)
+		}
+	}()
+	f()
+}
+
+func TestAssertions(t *testing.T) {
+	requireAssertion(t, "nil entry", func() { New(0).Complete(nil) })
+
+	requireAssertion(t, "entry of another Control", func() {
+		a, b := New(0), New(0)
+		a.Begin()
+		a.Complete(b.Begin())
+	})
+
+	requireAssertion(t, "entry from the future", func() {
+		a, b := New(0), New(5)
+		a.Begin()
+		a.Complete(b.Begin())
+	})
+
+	requireAssertion(t, "gap in the queue", func() {
+		c := New(0)
+		e1 := c.Begin()
+		// Corrupt the queue: entry 2 carries number 3.
+		bad := &WriteEntry{writeNumber: 3}
+		c.mu.queue.pushBack(bad)
+		c.writePoint.Store(2)
+		bad.completed = true
+		c.Complete(e1)
+	})
+}
+
+// TestConcurrent runs many writers and a few readers. Writers begin, take a
+// random detour, set the flag of their write number, and complete (mostly
+// with CompleteAndWait). It checks that:
+//   - the read point never goes backwards, as seen by any goroutine;
+//   - when CompleteAndWait returns, the read point covers the entry;
+//   - a reader that observes read point R finds the flag of every write ≤ R
+//     set (the flags are plain bools, so -race also checks that observing R
+//     orders the reader after those writes);
+//   - at the end every write is visible and the queue is empty.
+func TestConcurrent(t *testing.T) {
+	defer checkNoLeaks(t)()
+	const (
+		writers = 32
+		readers = 3
+	)
+	perWriter := 1000
+	if testing.Short() {
+		perWriter = 100
+	}
+	total := writers * perWriter
+	c := New(0)
+	written := make([]bool, total+1)
+
+	var stop sync.WaitGroup
+	quit := make(chan struct{})
+	for r := 0; r < readers; r++ {
+		stop.Add(1)
+		go func() {
+			defer stop.Done()
+			var checked uint64
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				rp := c.ReadPoint()
+				if rp < checked {
+					t.Errorf("reader: read point went back from %d to %d", checked, rp)
+					return
+				}
+				for ; checked < rp; checked++ {
+					if !written[checked+1] {
+						t.Errorf("reader: read point %d but write %d not done", rp, checked+1)
+						return
+					}
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 42))
+			var last uint64
+			for i := 0; i < perWriter; i++ {
+				var e *WriteEntry
+				if rng.IntN(2) == 0 {
+					e = c.Begin()
+				} else {
+					e = c.BeginWith(func(uint64) {})
+				}
+				n := e.WriteNumber()
+				if n > uint64(total) {
+					t.Errorf("write number %d beyond %d", n, total)
+					return
+				}
+				if rng.IntN(4) == 0 {
+					runtime.Gosched()
+				}
+				written[n] = true
+				if rng.IntN(8) == 0 {
+					c.Complete(e)
+					if rp := c.ReadPoint(); rp < last {
+						t.Errorf("writer: read point went back from %d to %d", last, rp)
+						return
+					}
+					continue
+				}
+				c.CompleteAndWait(e)
+				rp := c.ReadPoint()
+				if rp < n {
+					t.Errorf("CompleteAndWait(%d) returned with read point %d", n, rp)
+					return
+				}
+				if rp < last {
+					t.Errorf("writer: read point went back from %d to %d", last, rp)
+					return
+				}
+				last = rp
+			}
+		}(uint64(w))
+	}
+	wg.Wait()
+	close(quit)
+	stop.Wait()
+	if t.Failed() {
+		return
+	}
+	checkPoints(t, c, uint64(total), uint64(total))
+	if got := c.mu.queue.len(); got != 0 {
+		t.Fatalf("queue length %d at the end, want 0", got)
+	}
+}
+
+func ExampleControl() {
+	c := New(0)
+	e := c.Begin()
+	// ... append to the WAL, insert into the memstore with sequence id
+	// e.WriteNumber() ...
+	c.CompleteAndWait(e)
+	fmt.Println(e.WriteNumber(), c.ReadPoint())
+	// Output: 1 1
+}
