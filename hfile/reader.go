@@ -3,6 +3,7 @@ package hfile
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"os"
 	"sync/atomic"
 
@@ -184,13 +185,21 @@ func (r *Reader) open() error {
 	}
 	for _, b := range blocks {
 		switch b.Type {
-		case BlockGeneralBloomMeta:
-			if r.bloom, err = ParseBloomMeta(b.Data); err != nil {
-				return errors.Wrapf(err, "bloom meta block at offset %d", b.Offset)
+		case BlockGeneralBloomMeta, BlockDeleteFamilyBloomMeta:
+			f, err := ParseBloomMeta(b.Data)
+			if errors.Is(err, ErrUnsupportedBloom) {
+				// A valid filter we cannot evaluate (another hash, a newer
+				// filter format): read the file without it.
+				slog.Warn("hfile: ignoring bloom filter", "file", r.name, "offset", b.Offset, "err", err)
+				continue
 			}
-		case BlockDeleteFamilyBloomMeta:
-			if r.dfBloom, err = ParseBloomMeta(b.Data); err != nil {
-				return errors.Wrapf(err, "delete family bloom meta block at offset %d", b.Offset)
+			if err != nil {
+				return errors.Wrapf(err, "%s block at offset %d", b.Type, b.Offset)
+			}
+			if b.Type == BlockGeneralBloomMeta {
+				r.bloom = f
+			} else {
+				r.dfBloom = f
 			}
 		}
 	}

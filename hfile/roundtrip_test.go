@@ -308,3 +308,23 @@ func TestMetaBlocksAndFileInfo(t *testing.T) {
 	require.True(t, ok)
 	require.EqualValues(t, 9, v)
 }
+
+// TestManyBloomChunks writes small bloom chunks so that one data block fills
+// several of them, and a delete-family bloom alongside.
+func TestManyBloomChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	kvs := randomCells(rng, 5000, false)
+	r := writeFile(t, kvs, WriterOptions{BlockSize: 64 << 10, BloomType: BloomRowCol, BloomBlockSize: 64})
+	gb, db := r.Blooms()
+	require.NotNil(t, gb)
+	require.Greater(t, len(gb.Chunks), 10)
+	require.NotNil(t, db, "random cells include DeleteFamily markers")
+	checkFile(t, r, kvs, rng, true)
+	for _, kv := range kvs {
+		if kv.Type == encoding.TypeDeleteFamily || kv.Type == encoding.TypeDeleteFamilyVersion {
+			ok, err := r.MayContainDeleteFamily(kv.Row)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+	}
+}

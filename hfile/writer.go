@@ -388,16 +388,23 @@ func (w *Writer) writeInlineBlocks(closing bool) error {
 		}
 	}
 	for _, b := range [...]*BloomWriter{w.bloom, w.dfBloom} {
-		if b == nil || !(b.ReadyChunk() || (closing && b.PendingKeys() > 0)) {
-			continue
+		// One data block can fill more than one chunk.
+		for b != nil && (b.ReadyChunk() || (closing && b.PendingKeys() > 0)) {
+			if err := w.writeBloomChunk(b); err != nil {
+				return err
+			}
 		}
-		payload, firstKey := b.FinishChunk()
-		off, size, err := w.writeBlock(BlockBloomChunk, payload)
-		if err != nil {
-			return err
-		}
-		b.AddChunkIndex(off, size, firstKey)
 	}
+	return nil
+}
+
+func (w *Writer) writeBloomChunk(b *BloomWriter) error {
+	payload, firstKey := b.FinishChunk()
+	off, size, err := w.writeBlock(BlockBloomChunk, payload)
+	if err != nil {
+		return err
+	}
+	b.AddChunkIndex(off, size, firstKey)
 	return nil
 }
 
