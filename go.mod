@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cockroachdb/errors v1.14.0
 	github.com/golang/snappy v1.0.0
+	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.20.4
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/protobuf v1.36.12

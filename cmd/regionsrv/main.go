@@ -18,6 +18,7 @@ type command struct {
 
 var commands = []command{
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", runHFile},
+	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", runWAL},
 }
 
 func usage(w io.Writer) {

@@ -1,0 +1,45 @@
+package vfs
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefault(t *testing.T) {
+	fs := Default
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	require.NoError(t, fs.MkdirAll(dir, 0o755))
+	for _, name := range []string{"c", "a", "b"} {
+		f, err := fs.Create(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = f.Write([]byte("hello " + name))
+		require.NoError(t, err)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, SyncDir(fs, dir))
+	names, err := fs.List(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, names)
+
+	require.NoError(t, fs.Truncate(filepath.Join(dir, "a"), 5))
+	require.NoError(t, fs.Rename(filepath.Join(dir, "a"), filepath.Join(dir, "d")))
+	f, err := fs.Open(filepath.Join(dir, "d"))
+	require.NoError(t, err)
+	st, err := f.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int64(5), st.Size())
+	buf := make([]byte, 10)
+	n, err := f.ReadAt(buf, 1)
+	require.Equal(t, io.EOF, err)
+	require.Equal(t, "ello", string(buf[:n]))
+	require.NoError(t, f.Close())
+
+	require.NoError(t, fs.Remove(filepath.Join(dir, "d")))
+	_, err = fs.Open(filepath.Join(dir, "d"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -1,0 +1,627 @@
+package wal
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/record"
+	"github.com/regionkv/regionkv/internal/vfs"
+)
+
+// Defaults for Options.
+const (
+	// DefaultRollSize is the segment size that triggers a roll (64 MiB).
+	// HBase derives its equivalent from hbase.regionserver.logroll.multiplier
+	// times the WAL block size.
+	DefaultRollSize = 64 << 20
+	// DefaultAsyncFlushInterval bounds how long an AsyncWAL entry waits in
+	// the buffer: HBase's hbase.regionserver.optionallogflushinterval.
+	DefaultAsyncFlushInterval = time.Second
+	// DefaultMaxAsyncPendingBytes bounds the buffer of unwritten entries:
+	// beyond it, an AsyncWAL Sync waits like a SyncWAL one.
+	DefaultMaxAsyncPendingBytes = 16 << 20
+)
+
+// maxSpareBuffer is the largest flushed buffer kept for reuse.
+const maxSpareBuffer = 4 << 20
+
+// Options configure a Writer. The zero value gives the defaults.
+type Options struct {
+	// FS is the filesystem; vfs.Default if nil.
+	FS vfs.FS
+	// RollSize: after a write leaves the active segment at or above this
+	// size, the writer rolls to a new segment. DefaultRollSize if 0.
+	RollSize int64
+	// AsyncFlushInterval: every appended entry is written to the OS within
+	// about this long, even if no one waits for it.
+	// DefaultAsyncFlushInterval if 0.
+	AsyncFlushInterval time.Duration
+	// MaxAsyncPendingBytes: DefaultMaxAsyncPendingBytes if 0.
+	MaxAsyncPendingBytes int
+	// Logger receives warnings (a torn tail repaired on Open); slog.Default()
+	// if nil.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.RollSize <= 0 {
+		o.RollSize = DefaultRollSize
+	}
+	if o.AsyncFlushInterval <= 0 {
+		o.AsyncFlushInterval = DefaultAsyncFlushInterval
+	}
+	if o.MaxAsyncPendingBytes <= 0 {
+		o.MaxAsyncPendingBytes = DefaultMaxAsyncPendingBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// ErrClosed is returned by Append, Sync and Roll on a closed Writer.
+var ErrClosed = errors.New("wal: writer closed")
+
+// Metrics counts what a Writer did since Open.
+type Metrics struct {
+	Appends      uint64 // entries appended
+	Writes       uint64 // file writes, each carrying a batch of entries (or a segment header)
+	Syncs        uint64 // fsyncs of segment files (on request, on roll, on close)
+	Rolls        uint64 // segments rolled
+	BytesWritten uint64 // bytes written, segment headers included
+}
+
+// SegmentInfo describes one segment a Writer tracks.
+type SegmentInfo struct {
+	Path string
+	// MaxSeq is the highest sequence id of the entries in the segment (those
+	// handed to the flush goroutine, for the active one); 0 if none.
+	MaxSeq uint64
+	// Size is the number of bytes written to the segment.
+	Size   int64
+	Active bool
+}
+
+type segment struct {
+	num    uint64
+	path   string
+	maxSeq uint64
+	size   int64
+}
+
+func (s segment) info(active bool) SegmentInfo {
+	return SegmentInfo{Path: s.path, MaxSeq: s.maxSeq, Size: s.size, Active: active}
+}
+
+// Writer is HBase's WAL (FSHLog): it appends entries to the active segment
+// of a directory, batches concurrent writers into one write and one fsync
+// (group commit), rolls to a new segment by size or on demand, and deletes
+// segments whose entries have all been flushed. See the package comment for
+// the contract with the region. All methods are safe for concurrent use.
+type Writer struct {
+	fs   vfs.FS
+	dir  string
+	opts Options
+
+	appends, writes, syncs, rolls, bytesWritten atomic.Uint64
+
+	// flusherDone is closed when the flush goroutine exits.
+	flusherDone chan struct{}
+
+	// file is the active segment's file. After Open only the flush
+	// goroutine uses it.
+	file vfs.File
+
+	// mu protects everything in it. It is held by Append (which runs under
+	// the region's mvcc lock) only to copy an entry into pending, so the
+	// flush goroutine releases it around every write, sync and roll.
+	mu struct {
+		sync.Mutex
+		// pending holds framed entries not yet taken by the flush
+		// goroutine; pendingMaxSeq is their highest sequence id. spare is
+		// the previous batch's buffer, kept for reuse.
+		pending, spare []byte
+		pendingMaxSeq  uint64
+		// Transaction ids: Append numbers entries 1, 2, 3, ...; every
+		// entry up to written has been written to the OS, every entry up
+		// to synced has been fsync'd. synced ≤ written ≤ appended.
+		appended, written, synced uint64
+		// The highest txids that SyncWAL and FSyncWAL callers wait for.
+		writeReq, syncReq uint64
+		// asyncTimer, when armed, sets asyncDue after
+		// AsyncFlushInterval: write whatever is pending.
+		asyncTimer *time.Timer
+		asyncArmed bool
+		asyncDue   bool
+		// Roll requests are numbered; rollDone is the last one served.
+		rollReq, rollDone uint64
+		closing           bool
+		// err is sticky: once a write, sync or roll fails, every call
+		// that is not already satisfied returns it.
+		err    error
+		active segment
+		closed []segment // older segments, oldest first
+	}
+	// work wakes the flush goroutine; done wakes callers waiting in Sync,
+	// Roll and Close. Both use mu.
+	work, done sync.Cond
+}
+
+// Open opens the WAL in dir (creating dir if needed) for appending. It first
+// reads every existing segment, to learn each one's highest sequence id for
+// Prune, and repairs a torn tail of the last one (truncating it to its last
+// intact record, or removing it if it has no intact header), logging a
+// warning; so that once new segments follow it, it does not read as
+// corruption. A corrupt segment fails Open with the Reader's error. Open then
+// starts a new segment, numbered after the existing ones.
+//
+// Call Replay before Open to see what a torn tail dropped; Replay after Open
+// reads the repaired log just as well.
+func Open(dir string, opts Options) (*Writer, error) {
+	opts = opts.withDefaults()
+	w := &Writer{fs: opts.FS, dir: dir, opts: opts, flusherDone: make(chan struct{})}
+	w.work.L = &w.mu
+	w.done.L = &w.mu
+	if err := w.fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, errors.Wrapf(err, "wal: create %s", dir)
+	}
+	lastNum, err := w.recover()
+	if err != nil {
+		return nil, err
+	}
+	f, seg, err := w.createSegment(lastNum + 1)
+	if err != nil {
+		return nil, err
+	}
+	w.file = f
+	w.mu.active = seg
+	go w.flushLoop()
+	return w, nil
+}
+
+// recover scans the existing segments, repairs a torn last one and returns
+// the highest segment number in dir.
+func (w *Writer) recover() (lastNum uint64, _ error) {
+	paths, err := ListSegments(w.fs, w.dir)
+	if err != nil {
+		return 0, err
+	}
+	r := NewReader(w.fs, paths)
+	for {
+		_, _, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			_ = r.Close()
+			return 0, errors.Wrapf(err, "wal: open %s", w.dir)
+		}
+	}
+	_ = r.Close()
+	removed := false
+	for _, s := range r.segs {
+		num, _ := parseSegmentName(filepath.Base(s.path))
+		lastNum = max(lastNum, num)
+		switch {
+		case !s.hasHeader:
+			// Only the last segment can lack a header (else the Reader
+			// failed): nothing in it was ever written whole.
+			w.opts.Logger.Warn("wal: removing a segment without an intact header", "segment", s.path)
+			if err := w.fs.Remove(s.path); err != nil {
+				return 0, errors.Wrapf(err, "wal: remove %s", s.path)
+			}
+			removed = true
+			continue
+		case s.torn:
+			st := r.Stats()
+			w.opts.Logger.Warn("wal: truncating a torn tail", "segment", s.path,
+				"offset", st.TornOffset, "droppedBytes", st.DroppedBytes)
+			if err := w.truncate(s.path, s.validSize); err != nil {
+				return 0, err
+			}
+		}
+		w.mu.closed = append(w.mu.closed, segment{num: num, path: s.path, maxSeq: s.maxSeq, size: s.validSize})
+	}
+	if removed {
+		if err := vfs.SyncDir(w.fs, w.dir); err != nil {
+			return 0, errors.Wrapf(err, "wal: sync %s", w.dir)
+		}
+	}
+	return lastNum, nil
+}
+
+// truncate cuts path to size and makes that durable.
+func (w *Writer) truncate(path string, size int64) error {
+	if err := w.fs.Truncate(path, size); err != nil {
+		return errors.Wrapf(err, "wal: truncate %s", path)
+	}
+	f, err := w.fs.Open(path)
+	if err != nil {
+		return errors.Wrapf(err, "wal: open %s", path)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return errors.Wrapf(err, "wal: sync %s", path)
+}
+
+// createSegment creates segment num with its header and makes its directory
+// entry durable. The header itself is not synced: a segment whose header did
+// not survive a crash is the last one and is treated as torn.
+func (w *Writer) createSegment(num uint64) (vfs.File, segment, error) {
+	path := filepath.Join(w.dir, SegmentName(num))
+	f, err := w.fs.Create(path)
+	if err != nil {
+		return nil, segment{}, errors.Wrapf(err, "wal: create %s", path)
+	}
+	hdr := appendSegmentHeader(nil)
+	if _, err := f.Write(hdr); err != nil {
+		_ = f.Close()
+		return nil, segment{}, errors.Wrapf(err, "wal: write %s", path)
+	}
+	w.writes.Add(1)
+	w.bytesWritten.Add(uint64(len(hdr)))
+	if err := vfs.SyncDir(w.fs, w.dir); err != nil {
+		_ = f.Close()
+		return nil, segment{}, errors.Wrapf(err, "wal: sync %s", w.dir)
+	}
+	return f, segment{num: num, path: path, size: int64(len(hdr))}, nil
+}
+
+// Append adds an entry for key and edit to the log and returns its
+// transaction id, for Sync. It never waits for I/O: it copies the entry into
+// the writer's buffer, and the flush goroutine writes it out. Entries are
+// logged in the order of Append calls, so the region calls Append inside
+// mvcc.Control.BeginWith, setting key.SeqNum to the write number: then
+// sequence ids increase along the log (see the package comment).
+//
+// Append does not keep key, edit or their slices. An error (an invalid cell,
+// an entry above record.MaxPayloadSize, a broken or closed writer) means the
+// entry was not appended.
+func (w *Writer) Append(key *Key, edit *Edit) (txid uint64, _ error) {
+	if err := validateEdit(key, edit); err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.err != nil {
+		return 0, w.mu.err
+	}
+	if w.mu.closing {
+		return 0, ErrClosed
+	}
+	buf, start := record.Start(w.mu.pending)
+	buf = appendEntry(buf, key, edit)
+	buf, err := record.Finish(buf, start)
+	w.mu.pending = buf
+	if err != nil {
+		return 0, errors.Wrapf(err, "wal: entry of sequence id %d", key.SeqNum)
+	}
+	w.mu.appended++
+	w.mu.pendingMaxSeq = max(w.mu.pendingMaxSeq, key.SeqNum)
+	if !w.mu.asyncArmed {
+		w.mu.asyncArmed = true
+		if w.mu.asyncTimer == nil {
+			w.mu.asyncTimer = time.AfterFunc(w.opts.AsyncFlushInterval, w.asyncFlushDue)
+		} else {
+			w.mu.asyncTimer.Reset(w.opts.AsyncFlushInterval)
+		}
+	}
+	w.appends.Add(1)
+	return w.mu.appended, nil
+}
+
+func (w *Writer) asyncFlushDue() {
+	w.mu.Lock()
+	w.mu.asyncArmed = false
+	w.mu.asyncDue = true
+	w.work.Signal()
+	w.mu.Unlock()
+}
+
+// Sync waits until the entry txid (and every entry appended before it) is as
+// durable as d asks (see Durability): SkipWAL and AsyncWAL do not wait
+// (AsyncWAL waits like SyncWAL only while more than
+// Options.MaxAsyncPendingBytes are unwritten), SyncWAL and UseDefault wait
+// until it has been written to the OS, FSyncWAL until it has been fsync'd.
+// Concurrent callers share writes and fsyncs.
+//
+// If the write or fsync that would serve txid fails, Sync returns that error
+// to every caller it would have served and the writer is broken: every later
+// Append, Roll and unsatisfied Sync returns the same error, until the WAL is
+// closed and opened again. An entry for which Sync returned an error was not
+// acknowledged, but it may still be in the log and be replayed after a
+// restart (as after any crash): its outcome is unknown.
+func (w *Writer) Sync(txid uint64, d Durability) error {
+	if d == SkipWAL {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if txid > w.mu.appended {
+		return errors.AssertionFailedf("wal: Sync of txid %d, but only %d appended", txid, w.mu.appended)
+	}
+	switch d {
+	case AsyncWAL:
+		if len(w.mu.pending) < w.opts.MaxAsyncPendingBytes {
+			return w.mu.err
+		}
+		fallthrough
+	case UseDefault, SyncWAL:
+		for w.mu.written < txid {
+			if w.mu.err != nil {
+				return w.mu.err
+			}
+			if txid > w.mu.writeReq {
+				w.mu.writeReq = txid
+				w.work.Signal()
+			}
+			w.done.Wait()
+		}
+	case FSyncWAL:
+		for w.mu.synced < txid {
+			if w.mu.err != nil {
+				return w.mu.err
+			}
+			if txid > w.mu.syncReq {
+				w.mu.syncReq = txid
+				w.work.Signal()
+			}
+			w.done.Wait()
+		}
+	default:
+		return errors.AssertionFailedf("wal: unknown durability %d", d)
+	}
+	return nil
+}
+
+// Roll writes out what is pending into the active segment, fsyncs and closes
+// it, and starts a new one; it returns when the new segment is in use.
+// Entries appended while it runs may go to either segment.
+func (w *Writer) Roll() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.err != nil {
+		return w.mu.err
+	}
+	if w.mu.closing {
+		return ErrClosed
+	}
+	w.mu.rollReq++
+	req := w.mu.rollReq
+	w.work.Signal()
+	for w.mu.rollDone < req && w.mu.err == nil {
+		w.done.Wait()
+	}
+	if w.mu.rollDone < req {
+		return w.mu.err
+	}
+	return nil
+}
+
+// Prune deletes every segment other than the active one whose entries all
+// have sequence ids at or below flushedSeq (segments with no entries
+// included), and returns how many it deleted. The region calls it after a
+// flush has made everything up to flushedSeq durable in store files.
+//
+// It assumes one sequence space, that of the region the WAL belongs to.
+func (w *Writer) Prune(flushedSeq uint64) (int, error) {
+	w.mu.Lock()
+	var victims []segment
+	keep := w.mu.closed[:0]
+	for _, s := range w.mu.closed {
+		if s.maxSeq <= flushedSeq {
+			victims = append(victims, s)
+		} else {
+			keep = append(keep, s)
+		}
+	}
+	w.mu.closed = keep
+	w.mu.Unlock()
+	var err error
+	for _, s := range victims {
+		if rerr := w.fs.Remove(s.path); rerr != nil {
+			err = errors.CombineErrors(err, errors.Wrapf(rerr, "wal: remove %s", s.path))
+		}
+	}
+	if len(victims) > 0 {
+		if serr := vfs.SyncDir(w.fs, w.dir); serr != nil {
+			err = errors.CombineErrors(err, errors.Wrapf(serr, "wal: sync %s", w.dir))
+		}
+	}
+	return len(victims), err
+}
+
+// Segments returns the segments the writer tracks, oldest first; the last
+// one is the active segment.
+func (w *Writer) Segments() []SegmentInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]SegmentInfo, 0, len(w.mu.closed)+1)
+	for _, s := range w.mu.closed {
+		out = append(out, s.info(false))
+	}
+	return append(out, w.mu.active.info(true))
+}
+
+// Metrics returns the writer's counters.
+func (w *Writer) Metrics() Metrics {
+	return Metrics{
+		Appends:      w.appends.Load(),
+		Writes:       w.writes.Load(),
+		Syncs:        w.syncs.Load(),
+		Rolls:        w.rolls.Load(),
+		BytesWritten: w.bytesWritten.Load(),
+	}
+}
+
+// Close writes out and fsyncs everything appended, closes the active
+// segment and stops the flush goroutine. It returns the writer's error, if
+// it is broken. Calling Close again returns ErrClosed.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.mu.closing {
+		w.mu.Unlock()
+		<-w.flusherDone
+		return ErrClosed
+	}
+	w.mu.closing = true
+	if w.mu.asyncTimer != nil {
+		w.mu.asyncTimer.Stop()
+	}
+	w.work.Signal()
+	w.mu.Unlock()
+	<-w.flusherDone
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.err
+}
+
+// flushLoop is the flush goroutine: HBase's WAL sync runner, with Pebble's
+// LogWriter flush loop as the model. Each round it takes every entry pending
+// at that moment, writes them with one write, fsyncs once if any caller
+// waits for an fsync, and wakes every caller those cover; callers that
+// arrive meanwhile are served by the next round. It rolls the segment when
+// asked or when it is full.
+func (w *Writer) flushLoop() {
+	defer close(w.flusherDone)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer w.done.Broadcast()
+	for {
+		if w.mu.err != nil {
+			// Broken: answer roll requests with the error, exit on Close.
+			w.mu.rollDone = w.mu.rollReq
+			w.done.Broadcast()
+			if w.mu.closing {
+				if w.file != nil {
+					_ = w.file.Close()
+					w.file = nil
+				}
+				return
+			}
+			w.work.Wait()
+			continue
+		}
+		unwritten := w.mu.appended > w.mu.written
+		if !unwritten {
+			w.mu.asyncDue = false
+		}
+		roll := w.mu.rollReq > w.mu.rollDone
+		write := unwritten && (w.mu.writeReq > w.mu.written || w.mu.syncReq > w.mu.written ||
+			w.mu.asyncDue || roll || w.mu.closing)
+		sync := w.mu.syncReq > w.mu.synced || (w.mu.closing && w.mu.synced < w.mu.appended)
+		if !write && !sync && !roll {
+			if w.mu.closing {
+				if err := w.file.Close(); err != nil {
+					w.mu.err = errors.Wrapf(err, "wal: close %s", w.mu.active.path)
+				}
+				w.file = nil
+				return
+			}
+			w.work.Wait()
+			continue
+		}
+
+		through := w.mu.written
+		var buf []byte
+		if write {
+			buf, through = w.mu.pending, w.mu.appended
+			w.mu.pending, w.mu.spare = w.mu.spare[:0], nil
+			w.mu.active.maxSeq = max(w.mu.active.maxSeq, w.mu.pendingMaxSeq)
+			w.mu.pendingMaxSeq = 0
+			w.mu.asyncDue = false
+		}
+		path := w.mu.active.path
+		w.mu.Unlock()
+		err := w.writeAndSync(path, buf, sync)
+		w.mu.Lock()
+		if err != nil {
+			w.mu.err = err
+			continue
+		}
+		w.mu.written = through
+		w.mu.active.size += int64(len(buf))
+		if sync {
+			w.mu.synced = through
+		}
+		if cap(buf) <= maxSpareBuffer {
+			w.mu.spare = buf[:0]
+		}
+		w.done.Broadcast()
+		if roll || (w.mu.active.size >= w.opts.RollSize && !w.mu.closing) {
+			w.rollLocked()
+		}
+	}
+}
+
+// writeAndSync writes buf to the active file and fsyncs it if sync.
+//
+// REQUIRES: called by the flush goroutine, without w.mu.
+func (w *Writer) writeAndSync(path string, buf []byte, sync bool) error {
+	if len(buf) > 0 {
+		if _, err := w.file.Write(buf); err != nil {
+			return errors.Wrapf(err, "wal: write %s", path)
+		}
+		w.writes.Add(1)
+		w.bytesWritten.Add(uint64(len(buf)))
+	}
+	if sync {
+		if err := w.file.Sync(); err != nil {
+			return errors.Wrapf(err, "wal: sync %s", path)
+		}
+		w.syncs.Add(1)
+	}
+	return nil
+}
+
+// rollLocked fsyncs and closes the active segment and starts the next one.
+// Every segment but the last is therefore complete and durable, which is
+// what lets a reader call any damage in it corruption.
+//
+// REQUIRES: w.mu is held, by the flush goroutine, and everything taken from
+// pending has been written. It releases w.mu around the I/O.
+func (w *Writer) rollLocked() {
+	req := w.mu.rollReq
+	old := w.mu.active
+	needSync := w.mu.synced < w.mu.written
+	w.mu.Unlock()
+	var f vfs.File
+	var seg segment
+	err := func() error {
+		if needSync {
+			if err := w.file.Sync(); err != nil {
+				return errors.Wrapf(err, "wal: sync %s", old.path)
+			}
+			w.syncs.Add(1)
+		}
+		err := w.file.Close()
+		w.file = nil
+		if err != nil {
+			return errors.Wrapf(err, "wal: close %s", old.path)
+		}
+		f, seg, err = w.createSegment(old.num + 1)
+		return err
+	}()
+	w.mu.Lock()
+	if err != nil {
+		w.mu.err = err
+		return
+	}
+	w.file = f
+	w.mu.synced = w.mu.written
+	w.mu.closed = append(w.mu.closed, w.mu.active)
+	w.mu.active = seg
+	w.mu.rollDone = req
+	w.rolls.Add(1)
+	w.done.Broadcast()
+}
