@@ -1,0 +1,147 @@
+package memstore
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Arena sizes. HBase's MemStoreLAB uses fixed 2 MiB chunks
+// (hbase.hregion.memstore.mslab.chunksize); we start smaller and double, so a
+// store that sees a handful of writes (hbase:meta, a cold family) does not pin
+// 2 MiB per segment.
+const (
+	minChunkSize = 64 << 10
+	maxChunkSize = 2 << 20
+	// maxArenaAlloc is HBase's hbase.hregion.memstore.mslab.max.allocation:
+	// larger cells get an allocation of their own rather than wasting the
+	// tail of a chunk.
+	maxArenaAlloc = 256 << 10
+
+	minSlabLen = 16
+	maxSlabLen = 1024
+)
+
+// arena is the MemStoreLAB: a bump allocator for the cells of one segment.
+// Cell bytes come from byte chunks (no pointers, so the garbage collector
+// never scans them) and KeyValue headers from slabs of KeyValues. A space is
+// reserved with an atomic add on the current chunk's offset, so concurrent
+// writers copy in parallel; only replacing a full chunk takes mu. Memory is
+// never freed individually: the garbage collector reclaims a chunk when no
+// cell in it is referenced any more.
+type arena struct {
+	chunk atomic.Pointer[byteChunk]
+	slab  atomic.Pointer[kvSlab]
+	// reserved counts the bytes of chunks, slabs and large allocations.
+	reserved atomic.Int64
+	mu       sync.Mutex // serializes replacing chunk or slab
+}
+
+type byteChunk struct {
+	buf []byte
+	off atomic.Int64 // may run past len(buf): a reservation that did not fit
+}
+
+type kvSlab struct {
+	kvs []encoding.KeyValue
+	n   atomic.Int64 // may run past len(kvs)
+}
+
+// payloadLen returns the number of cell bytes copyKV copies for kv.
+func payloadLen(kv *encoding.KeyValue) int {
+	return len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
+}
+
+// copyKV returns a copy of kv that lives in the arena.
+func (a *arena) copyKV(kv *encoding.KeyValue) *encoding.KeyValue {
+	buf := a.allocBytes(payloadLen(kv))
+	c := a.allocKV()
+	c.Timestamp, c.Type, c.SeqNum = kv.Timestamp, kv.Type, kv.SeqNum
+	var off int
+	c.Row, off = take(buf, off, kv.Row)
+	c.Family, off = take(buf, off, kv.Family)
+	c.Qualifier, off = take(buf, off, kv.Qualifier)
+	c.Value, off = take(buf, off, kv.Value)
+	c.Tags, _ = take(buf, off, kv.Tags)
+	return c
+}
+
+// take copies b to buf[off:] and returns the copy, capped so that appending
+// to it cannot overwrite its neighbour, and the offset after it. A nil b
+// stays nil.
+func take(buf []byte, off int, b []byte) ([]byte, int) {
+	if b == nil {
+		return nil, off
+	}
+	end := off + copy(buf[off:], b)
+	return buf[off:end:end], end
+}
+
+// allocBytes returns n bytes of arena memory.
+func (a *arena) allocBytes(n int) []byte {
+	if n == 0 {
+		return nil
+	}
+	if n > maxArenaAlloc {
+		a.reserved.Add(int64(n))
+		return make([]byte, n)
+	}
+	for {
+		c := a.chunk.Load()
+		if c != nil {
+			end := c.off.Add(int64(n))
+			if end <= int64(len(c.buf)) {
+				return c.buf[end-int64(n) : end : end]
+			}
+		}
+		a.growChunk(c, n)
+	}
+}
+
+// growChunk replaces full with a new chunk of at least n bytes, unless
+// another writer already replaced it.
+func (a *arena) growChunk(full *byteChunk, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.chunk.Load() != full {
+		return
+	}
+	size := minChunkSize
+	if full != nil {
+		size = min(2*len(full.buf), maxChunkSize)
+	}
+	for size < n {
+		size *= 2
+	}
+	a.chunk.Store(&byteChunk{buf: make([]byte, size)})
+	a.reserved.Add(int64(size))
+}
+
+// allocKV returns a zeroed KeyValue from the current slab.
+func (a *arena) allocKV() *encoding.KeyValue {
+	for {
+		s := a.slab.Load()
+		if s != nil {
+			i := s.n.Add(1) - 1
+			if i < int64(len(s.kvs)) {
+				return &s.kvs[i]
+			}
+		}
+		a.growSlab(s)
+	}
+}
+
+func (a *arena) growSlab(full *kvSlab) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.slab.Load() != full {
+		return
+	}
+	n := minSlabLen
+	if full != nil {
+		n = min(2*len(full.kvs), maxSlabLen)
+	}
+	a.slab.Store(&kvSlab{kvs: make([]encoding.KeyValue, n)})
+	a.reserved.Add(int64(n) * kvStructSize)
+}

@@ -1,0 +1,202 @@
+package memstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Row shapes for benchmarks.
+type rowShape int
+
+const (
+	rowsSequential rowShape = iota // 16 bytes, ascending
+	rowsRandom                     // 16 bytes, scattered
+	rowsPE                         // HBase pe's: 26 zero-padded digits, scattered
+)
+
+// benchCell fills c (reusing its buffers) with cell number i of the given
+// shape: family "f", qualifier "q", and a 100-byte value, the sizes of
+// `regionsrv pe`.
+func benchCell(c *encoding.KeyValue, i uint64, shape rowShape, seq encoding.SeqNum) {
+	if c.Row == nil {
+		c.Family, c.Qualifier = []byte("f"), []byte("q")
+		c.Value = make([]byte, 100)
+		c.Type = encoding.TypePut
+	}
+	k := i * 0x9E3779B97F4A7C15 // a bijection: distinct rows in random order
+	switch shape {
+	case rowsSequential:
+		c.Row = binary.BigEndian.AppendUint64(c.Row[:0], i)
+		c.Row = binary.BigEndian.AppendUint64(c.Row, i)
+	case rowsRandom:
+		c.Row = binary.BigEndian.AppendUint64(c.Row[:0], k)
+		c.Row = binary.BigEndian.AppendUint64(c.Row, i)
+	case rowsPE:
+		c.Row = fmt.Appendf(c.Row[:0], "%026d", k%10_000_000_000)
+	}
+	c.Timestamp = int64(i)
+	c.SeqNum = seq
+}
+
+func BenchmarkMemStoreAdd(b *testing.B) {
+	for _, shape := range []rowShape{rowsSequential, rowsRandom} {
+		b.Run("order="+[]string{"sequential", "random"}[shape], func(b *testing.B) {
+			b.ReportAllocs()
+			var c encoding.KeyValue
+			benchCell(&c, 0, shape, 1)
+			b.SetBytes(DataSize(&c))
+			ms := New(encoding.InnerStoreComparer)
+			for i := 0; b.Loop(); i++ {
+				benchCell(&c, uint64(i), shape, encoding.SeqNum(i+1))
+				ms.Add(&c)
+			}
+		})
+	}
+	b.Run("order=random/parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		var c0 encoding.KeyValue
+		benchCell(&c0, 0, rowsRandom, 1)
+		b.SetBytes(DataSize(&c0))
+		ms := New(encoding.InnerStoreComparer)
+		var goroutines atomic.Uint64
+		b.RunParallel(func(pb *testing.PB) {
+			var c encoding.KeyValue
+			i := goroutines.Add(1) << 40 // each goroutine its own range of cells
+			for pb.Next() {
+				i++
+				benchCell(&c, i, rowsRandom, encoding.SeqNum(i))
+				ms.Add(&c)
+			}
+		})
+	})
+}
+
+// benchSegment returns a segment of n cells with scattered rows.
+func benchSegment(n int, shape rowShape) *Segment {
+	s := NewSegment(encoding.InnerStoreComparer)
+	var c encoding.KeyValue
+	for i := range n {
+		benchCell(&c, uint64(i), shape, encoding.SeqNum(i+1))
+		s.Add(&c)
+	}
+	return s
+}
+
+func BenchmarkScannerNext(b *testing.B) {
+	const n = 100_000
+	s := benchSegment(n, rowsRandom)
+	for _, dir := range []string{"forward", "backward"} {
+		b.Run("dir="+dir, func(b *testing.B) {
+			b.ReportAllocs()
+			sc := s.NewScanner(math.MaxUint64)
+			defer sc.Close()
+			first, next := sc.SeekToFirst, sc.Next
+			if dir == "backward" {
+				first, next = sc.SeekToLast, sc.Prev
+			}
+			first()
+			for b.Loop() {
+				if next() == nil {
+					first()
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkSeek(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		for _, shape := range []rowShape{rowsRandom, rowsPE} {
+			s := benchSegment(n, shape)
+			keys := make([]encoding.Key, 4096)
+			rng := rand.New(rand.NewPCG(1, 2))
+			var c encoding.KeyValue
+			for i := range keys {
+				benchCell(&c, rng.Uint64N(uint64(n)), shape, 0)
+				keys[i] = encoding.FirstOnRow(nil, c.Row)
+			}
+			rows := []string{"", "random", "pe"}[shape]
+			for _, op := range []string{"SeekGE", "SeekLT"} {
+				b.Run(fmt.Sprintf("cells=%d/rows=%s/op=%s", n, rows, op), func(b *testing.B) {
+					b.ReportAllocs()
+					sc := s.NewScanner(math.MaxUint64)
+					defer sc.Close()
+					seek := sc.SeekGE
+					if op == "SeekLT" {
+						seek = sc.SeekLT
+					}
+					for i := 0; b.Loop(); i++ {
+						if seek(keys[i%len(keys)]) == nil && op == "SeekGE" {
+							b.Fatal("not found")
+						}
+					}
+				})
+			}
+			// A Get: open the memstore's scanners, seek, read one cell, close.
+			b.Run(fmt.Sprintf("cells=%d/rows=%s/op=Get", n, rows), func(b *testing.B) {
+				b.ReportAllocs()
+				ms := &MemStore{cmp: s.cmp}
+				ms.segs.Store(&segments{active: s})
+				scs := make([]*SegmentScanner, 0, 2)
+				for i := 0; b.Loop(); i++ {
+					scs = ms.AppendScanners(scs[:0], math.MaxUint64)
+					for _, sc := range scs {
+						sc.SeekGE(keys[i%len(keys)])
+						sc.Close()
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestZeroAllocs enforces what the benchmarks show: stepping, seeking and
+// opening a scanner (between writes) allocate nothing, and adding a cell
+// allocates less than once per cell on average.
+func TestZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops objects at random under -race")
+	}
+	s := benchSegment(20_000, rowsRandom)
+	key := func(i int) encoding.Key {
+		var c encoding.KeyValue
+		benchCell(&c, uint64(i), rowsRandom, 0)
+		return encoding.FirstOnRow(nil, c.Row)
+	}
+	keys := []encoding.Key{key(5), key(17_000), key(123)}
+	sc := s.NewScanner(math.MaxUint64)
+	var i int
+	for name, f := range map[string]func(){
+		"Next":        func() { sc.Next() },
+		"Prev":        func() { sc.Prev() },
+		"SeekGE":      func() { i++; sc.SeekGE(keys[i%len(keys)]) },
+		"SeekLT":      func() { i++; sc.SeekLT(keys[i%len(keys)]) },
+		"SeekToFirst": func() { sc.SeekToFirst() },
+		"SeekToLast":  func() { sc.SeekToLast() },
+		"open+close":  func() { s.NewScanner(10).Close() },
+	} {
+		sc.SeekToFirst()
+		if a := testing.AllocsPerRun(1000, f); a != 0 {
+			t.Errorf("%s: %.2f allocs/op, want 0", name, a)
+		}
+	}
+	sc.Close()
+
+	ms := New(encoding.InnerStoreComparer)
+	var c encoding.KeyValue
+	benchCell(&c, 0, rowsRandom, 1)
+	n := 0
+	if a := testing.AllocsPerRun(20_000, func() {
+		n++
+		benchCell(&c, uint64(n), rowsRandom, encoding.SeqNum(n))
+		ms.Add(&c)
+	}); a > 0.5 {
+		t.Errorf("Add: %.2f allocs/op, want < 0.5", a)
+	}
+}

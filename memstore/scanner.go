@@ -1,0 +1,312 @@
+package memstore
+
+import (
+	"math"
+	"sync"
+
+	"github.com/google/btree"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// Refill sizes. A seek collects minFill cells, enough for a Get's row
+// without walking far; each further refill in the same direction collects
+// four times more, up to maxFill, so long scans pay one B-tree descent per
+// maxFill cells.
+const (
+	minFill = 8
+	maxFill = 256
+)
+
+type direction int8
+
+const (
+	unpositioned direction = 0
+	forward      direction = 1
+	backward     direction = -1
+)
+
+// SegmentScanner iterates over the cells of one Segment that are visible at
+// a read point (sequence id <= read point), in the segment's order, forward
+// and backward. It is HBase's SegmentScanner (a MemStoreScanner per segment);
+// the scanner package merges it with the store files' scanners.
+//
+// A scanner reads a snapshot of its segment taken when it was opened; see the
+// package comment for what that includes. It is not safe for concurrent use.
+// The cells it returns are immutable and stay valid after the scanner moves
+// on or is closed; the caller must not modify them.
+//
+// Positioning follows Pebble's iterators: a scanner is at a cell, or
+// exhausted (after the last visible cell, or before the first). Next from
+// before the first cell returns the first, Prev from after the last returns
+// the last, and Next or Prev on a scanner not yet positioned act as
+// SeekToFirst or SeekToLast.
+//
+// Internally the scanner holds a run of consecutive visible cells collected
+// from the tree in one descent, and serves Next, Prev and nearby seeks from
+// it; see the package comment.
+type SegmentScanner struct {
+	seg       *Segment
+	tree      *btree.BTreeG[entry]
+	cmp       *encoding.Comparer
+	readPoint encoding.SeqNum
+
+	// buf is a run of consecutive visible cells in direction dir: ascending
+	// when forward, descending when backward. buf[pos] is the current cell;
+	// pos == len(buf) means exhausted in direction dir, which needs
+	// more == false. more reports that visible cells may follow buf[len-1]
+	// in direction dir.
+	buf  []*encoding.KeyValue
+	pos  int
+	dir  direction
+	more bool
+	fill int // cells the next refill collects
+
+	// State of a refill in progress, read by collect.
+	skipPivot bool              // drop a cell equal to pivot (SeekLT)
+	pivot     encoding.KeyValue // seek key as a cell; only set during a refill
+	collectFn btree.ItemIteratorG[entry]
+}
+
+var scannerPool = sync.Pool{New: func() any {
+	s := &SegmentScanner{buf: make([]*encoding.KeyValue, 0, maxFill)}
+	s.collectFn = s.collect
+	return s
+}}
+
+// NewScanner returns a scanner over the cells of s visible at readPoint. It
+// takes no lock unless a write happened since the last scanner was opened,
+// and then only briefly. Close it when done.
+func (s *Segment) NewScanner(readPoint encoding.SeqNum) *SegmentScanner {
+	sc := scannerPool.Get().(*SegmentScanner)
+	sc.seg, sc.tree, sc.cmp, sc.readPoint = s, s.tree(), s.cmp, readPoint
+	return sc
+}
+
+// Segment returns the segment the scanner reads.
+func (s *SegmentScanner) Segment() *Segment { return s.seg }
+
+// ReadPoint returns the scanner's read point.
+func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
+
+// Close releases the scanner for reuse. It must not be used afterwards; cells
+// it returned stay valid.
+func (s *SegmentScanner) Close() {
+	buf := s.buf[:cap(s.buf)]
+	clear(buf) // do not let the pool pin a flushed segment's arena
+	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn}
+	scannerPool.Put(s)
+}
+
+// Current returns the cell the scanner is at, or nil if it is exhausted or
+// not positioned. HBase calls this peek.
+func (s *SegmentScanner) Current() *encoding.KeyValue {
+	if s.pos < len(s.buf) {
+		return s.buf[s.pos]
+	}
+	return nil
+}
+
+// SeekGE moves to the first visible cell whose key is >= key, ignoring
+// sequence ids, and returns it, or nil if there is none. A seek forward to a
+// key within the cells already collected (HBase's reseek) costs a binary
+// search of those instead of a B-tree descent. key is not retained.
+//
+// REQUIRES: key is a well-formed key (see encoding.ParseKey).
+func (s *SegmentScanner) SeekGE(key encoding.Key) *encoding.KeyValue {
+	if kv, ok := s.seekInBuf(key, forward); ok {
+		return kv
+	}
+	s.setPivot(key)
+	s.fill = minFill
+	s.refill(forward, &s.pivot)
+	return s.Current()
+}
+
+// SeekLT moves to the last visible cell whose key is < key, ignoring sequence
+// ids, and returns it, or nil if there is none. It is HBase's seekBefore.
+// key is not retained.
+//
+// REQUIRES: key is a well-formed key (see encoding.ParseKey).
+func (s *SegmentScanner) SeekLT(key encoding.Key) *encoding.KeyValue {
+	if kv, ok := s.seekInBuf(key, backward); ok {
+		return kv
+	}
+	s.setPivot(key)
+	s.skipPivot = true
+	s.fill = minFill
+	s.refill(backward, &s.pivot)
+	return s.Current()
+}
+
+// SeekToFirst moves to the first visible cell and returns it, or nil if
+// there is none.
+func (s *SegmentScanner) SeekToFirst() *encoding.KeyValue {
+	s.fill = minFill
+	s.refill(forward, nil)
+	return s.Current()
+}
+
+// SeekToLast moves to the last visible cell and returns it, or nil if there
+// is none.
+func (s *SegmentScanner) SeekToLast() *encoding.KeyValue {
+	s.fill = minFill
+	s.refill(backward, nil)
+	return s.Current()
+}
+
+// Next moves to the next visible cell and returns it, or nil if there is
+// none. It allocates nothing.
+func (s *SegmentScanner) Next() *encoding.KeyValue { return s.step(forward) }
+
+// Prev moves to the previous visible cell and returns it, or nil if there is
+// none. It allocates nothing.
+func (s *SegmentScanner) Prev() *encoding.KeyValue { return s.step(backward) }
+
+// step moves one visible cell in direction m.
+func (s *SegmentScanner) step(m direction) *encoding.KeyValue {
+	switch {
+	case s.dir == unpositioned:
+		return s.seekToEnd(-m)
+	case m == s.dir:
+		if s.pos >= len(s.buf) {
+			return nil // exhausted in this direction: stay so
+		}
+		s.pos++
+		if s.pos < len(s.buf) {
+			return s.buf[s.pos]
+		}
+		if !s.more {
+			return nil
+		}
+		s.fill = min(4*s.fill, maxFill)
+		s.continueFrom(m, s.buf[len(s.buf)-1])
+		return s.Current()
+	default: // against the direction of buf
+		if s.pos >= len(s.buf) {
+			// Exhausted in direction s.dir. If buf is not empty its last cell
+			// is the extreme visible cell (more is false); if it is, the seek
+			// that emptied it found nothing, so every visible cell lies the
+			// other way.
+			if len(s.buf) == 0 {
+				return s.seekToEnd(s.dir)
+			}
+			s.pos = len(s.buf) - 1
+			return s.buf[s.pos]
+		}
+		if s.pos > 0 {
+			s.pos--
+			return s.buf[s.pos]
+		}
+		s.fill = minFill
+		s.continueFrom(m, s.buf[0])
+		return s.Current()
+	}
+}
+
+// seekToEnd is SeekToLast if d is forward, SeekToFirst if backward: it moves
+// to the visible cell furthest in direction d.
+func (s *SegmentScanner) seekToEnd(d direction) *encoding.KeyValue {
+	if d == forward {
+		return s.SeekToLast()
+	}
+	return s.SeekToFirst()
+}
+
+// continueFrom refills buf in direction d starting at anchor, a visible cell,
+// and moves to the cell after it. Keeping the anchor as buf[0] keeps buf a
+// run of consecutive visible cells, so a step back needs no refill.
+func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
+	s.refill(d, anchor)
+	s.pos = min(1, len(s.buf)) // len(s.buf) >= 1: the anchor is in the tree and visible
+}
+
+// refill collects up to s.fill visible cells in direction d, from the start
+// (from == nil) or from the cells >= from (forward) or <= from (backward),
+// and positions the scanner at the first.
+func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
+	s.buf = s.buf[:0]
+	s.pos = 0
+	s.dir = d
+	switch {
+	case d == forward && from == nil:
+		s.tree.Ascend(s.collectFn)
+	case d == forward:
+		s.tree.AscendGreaterOrEqual(s.seg.entry(from), s.collectFn)
+	case from == nil:
+		s.tree.Descend(s.collectFn)
+	default:
+		s.tree.DescendLessOrEqual(s.seg.entry(from), s.collectFn)
+	}
+	s.more = len(s.buf) == s.fill
+	s.skipPivot = false
+	s.pivot = encoding.KeyValue{}
+}
+
+// collect is the B-tree iterator of refill.
+func (s *SegmentScanner) collect(e entry) bool {
+	kv := e.kv
+	if kv.SeqNum > s.readPoint {
+		return true
+	}
+	if s.skipPivot && kv.SeqNum == math.MaxUint64 && s.cmp.CompareKeyValues(kv, &s.pivot) == 0 {
+		// SeekLT's pivot sorts before every cell with key equal to the seek
+		// key but one with the reserved sequence id; keep even that out.
+		return true
+	}
+	s.buf = append(s.buf, kv)
+	return len(s.buf) < s.fill
+}
+
+// setPivot makes s.pivot the smallest cell with the given key: with the
+// largest sequence id it sorts before every cell of that key.
+func (s *SegmentScanner) setPivot(key encoding.Key) {
+	s.pivot = key.KeyValue(nil)
+	s.pivot.SeqNum = math.MaxUint64
+}
+
+// seekInBuf answers a seek in direction d (forward: SeekGE, backward: SeekLT)
+// from the collected cells if it can, reporting whether it did.
+func (s *SegmentScanner) seekInBuf(key encoding.Key, d direction) (*encoding.KeyValue, bool) {
+	if s.dir != d || s.pos >= len(s.buf) {
+		return nil, false
+	}
+	// The answer is the first visible cell in direction d that is not
+	// "before" the key: < key for SeekGE, >= key for SeekLT. Along buf,
+	// before is true and then false.
+	if !s.before(s.buf[s.pos], key, d) {
+		if s.pos > 0 && s.before(s.buf[s.pos-1], key, d) {
+			return s.buf[s.pos], true
+		}
+		return nil, false
+	}
+	last := len(s.buf) - 1
+	if s.before(s.buf[last], key, d) {
+		if s.more {
+			return nil, false
+		}
+		s.pos = len(s.buf)
+		return nil, true
+	}
+	lo, hi := s.pos+1, last
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.before(s.buf[mid], key, d) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	s.pos = lo
+	return s.buf[lo], true
+}
+
+// before reports whether kv comes before the answer to a seek for key in
+// direction d.
+func (s *SegmentScanner) before(kv *encoding.KeyValue, key encoding.Key, d direction) bool {
+	c := s.cmp.CompareKeyValueKey(kv, key)
+	if d == forward {
+		return c < 0
+	}
+	return c >= 0
+}

@@ -1,0 +1,279 @@
+package memstore
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// TestScannerRandom drives SegmentScanners with random seeks and steps
+// against a brute-force model: the sorted slice of visible cells and an
+// index into it. To replay a failure, set MEMSTORE_SEED to the seed it
+// printed.
+func TestScannerRandom(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("MEMSTORE_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("seed %d (replay with MEMSTORE_SEED=%d)", seed, seed)
+	rounds := 12
+	if raceEnabled || testing.Short() {
+		rounds = 4
+	}
+	for _, cmp := range []*encoding.Comparer{encoding.InnerStoreComparer, encoding.DefaultComparer, encoding.MetaComparer} {
+		for round := range rounds {
+			rng := rand.New(rand.NewPCG(seed, uint64(round)))
+			name := fmt.Sprintf("%s/round=%d", cmp.Name[strings.LastIndexByte(cmp.Name, '.')+1:], round)
+			t.Run(name, func(t *testing.T) {
+				runScannerRandom(t, cmp, rng, seed)
+			})
+		}
+	}
+}
+
+// randGen makes cells and seek keys over a small key space, so that rows,
+// columns, timestamps and sequence ids collide often.
+type randGen struct {
+	rng      *rand.Rand
+	rows     [][]byte
+	families [][]byte
+	quals    [][]byte
+}
+
+func newRandGen(rng *rand.Rand, cmp *encoding.Comparer) *randGen {
+	g := &randGen{rng: rng}
+	nrows := 1 + rng.IntN(60)
+	// Short rows, rows that differ within their first 8 bytes and rows that
+	// share a long prefix, some a prefix of another, so that the B-tree's
+	// inline row prefix decides some comparisons and not others.
+	formats := []string{"r%03d", "r%03d", "%03d-row", "common-prefix-%03d", "common-prefix-%03d\x00", "00000000%03d"}
+	for i := range nrows {
+		r := fmt.Sprintf(formats[rng.IntN(len(formats))], i*3)
+		if cmp.IsMeta() {
+			r = fmt.Sprintf("t%d,r%03d,%d", i%3, i*3, 100+i)
+		}
+		g.rows = append(g.rows, []byte(r))
+	}
+	g.families = [][]byte{[]byte("f")}
+	if cmp == encoding.DefaultComparer {
+		g.families = append(g.families, []byte("a"), []byte("g"))
+	}
+	g.quals = [][]byte{nil, []byte("q0"), []byte("q1"), []byte("q1\x00"), []byte("q2")}
+	return g
+}
+
+var cellTypes = []encoding.Type{encoding.TypePut, encoding.TypePut, encoding.TypePut,
+	encoding.TypeDelete, encoding.TypeDeleteColumn, encoding.TypeDeleteFamily, encoding.TypeDeleteFamilyVersion}
+
+func (g *randGen) cell(maxSeq int) *encoding.KeyValue {
+	r := g.rng
+	return &encoding.KeyValue{
+		Row:       g.rows[r.IntN(len(g.rows))],
+		Family:    g.families[r.IntN(len(g.families))],
+		Qualifier: g.quals[r.IntN(len(g.quals))],
+		Timestamp: int64(r.IntN(4)),
+		Type:      cellTypes[r.IntN(len(cellTypes))],
+		SeqNum:    encoding.SeqNum(1 + r.IntN(maxSeq)),
+		Value:     []byte(strconv.Itoa(r.Int())),
+	}
+}
+
+// key returns a seek key: a fake key around a row or column, a key between
+// rows, or the key of a cell of the model near the model's position (which
+// exercises seeks answered from the scanner's buffer).
+func (g *randGen) key(vis []*encoding.KeyValue, pos int) encoding.Key {
+	r := g.rng
+	row := g.rows[r.IntN(len(g.rows))]
+	switch r.IntN(8) {
+	case 0:
+		return encoding.FirstOnRow(nil, row)
+	case 1:
+		return encoding.LastOnRow(nil, row)
+	case 2:
+		return encoding.FirstOnRowCol(nil, row, g.families[r.IntN(len(g.families))], g.quals[r.IntN(len(g.quals))])
+	case 3:
+		return encoding.LastOnRowCol(nil, row, g.families[r.IntN(len(g.families))], g.quals[r.IntN(len(g.quals))])
+	case 4:
+		between := append(slices.Clip(row), byte(r.IntN(3)))
+		return encoding.FirstOnRow(nil, between)
+	default:
+		if len(vis) == 0 {
+			return encoding.FirstOnRow(nil, row)
+		}
+		i := pos + r.IntN(41) - 20
+		if r.IntN(4) == 0 {
+			i = pos + r.IntN(600) - 300
+		}
+		i = max(0, min(i, len(vis)-1))
+		return vis[i].Key()
+	}
+}
+
+func runScannerRandom(t *testing.T, cmp *encoding.Comparer, rng *rand.Rand, seed uint64) {
+	g := newRandGen(rng, cmp)
+	s := NewSegment(cmp)
+	var model []*encoding.KeyValue
+	n := rng.IntN(3000)
+	maxSeq := 1 + rng.IntN(100)
+	for range n {
+		c := g.cell(maxSeq)
+		s.Add(c)
+		if i := slices.IndexFunc(model, func(m *encoding.KeyValue) bool { return cmp.CompareKeyValues(m, c) == 0 }); i >= 0 {
+			model[i] = c // an equal cell replaces
+		} else {
+			model = append(model, c)
+		}
+	}
+	slices.SortFunc(model, cmp.CompareKeyValues)
+	if s.Len() != len(model) {
+		t.Fatalf("seed %d: segment has %d cells, model %d", seed, s.Len(), len(model))
+	}
+
+	for range 3 {
+		readPoint := encoding.SeqNum(rng.IntN(maxSeq + 2))
+		if rng.IntN(4) == 0 {
+			readPoint = math.MaxUint64
+		}
+		var vis []*encoding.KeyValue
+		for _, c := range model {
+			if c.SeqNum <= readPoint {
+				vis = append(vis, c)
+			}
+		}
+		checkScannerOps(t, cmp, g, s, vis, readPoint, seed)
+	}
+}
+
+func checkScannerOps(t *testing.T, cmp *encoding.Comparer, g *randGen, s *Segment,
+	vis []*encoding.KeyValue, readPoint encoding.SeqNum, seed uint64) {
+	sc := s.NewScanner(readPoint)
+	defer sc.Close()
+	rng := g.rng
+
+	// Full scans both ways.
+	var fwd, bwd []*encoding.KeyValue
+	for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+		fwd = append(fwd, c)
+	}
+	for c := sc.SeekToLast(); c != nil; c = sc.Prev() {
+		bwd = append(bwd, c)
+	}
+	slices.Reverse(bwd)
+	if got, want := str(fwd), str(vis); got != want {
+		t.Fatalf("seed %d read point %d: forward scan\n got:\n%s\nwant:\n%s", seed, readPoint, got, want)
+	}
+	if got, want := str(bwd), str(vis); got != want {
+		t.Fatalf("seed %d read point %d: backward scan\n got:\n%s\nwant:\n%s", seed, readPoint, got, want)
+	}
+
+	// Random operations. pos is the model's position: -1 before the first
+	// cell, len(vis) after the last; positioned is false until the first op.
+	sc.Close()
+	sc = s.NewScanner(readPoint)
+	pos, positioned := 0, false
+	var ops []string
+	for range 400 {
+		var got *encoding.KeyValue
+		var op string
+		switch k := rng.IntN(20); {
+		case k < 4:
+			key := g.key(vis, pos)
+			op = "SeekGE(" + key.String() + ")"
+			got = sc.SeekGE(key)
+			pos, _ = slices.BinarySearchFunc(vis, key, func(c *encoding.KeyValue, k encoding.Key) int {
+				if cmp.CompareKeyValueKey(c, k) < 0 {
+					return -1
+				}
+				return 1
+			})
+		case k < 7:
+			key := g.key(vis, pos)
+			op = "SeekLT(" + key.String() + ")"
+			got = sc.SeekLT(key)
+			i, _ := slices.BinarySearchFunc(vis, key, func(c *encoding.KeyValue, k encoding.Key) int {
+				if cmp.CompareKeyValueKey(c, k) < 0 {
+					return -1
+				}
+				return 1
+			})
+			pos = i - 1
+		case k == 7:
+			op = "SeekToFirst"
+			got = sc.SeekToFirst()
+			pos = 0
+		case k == 8:
+			op = "SeekToLast"
+			got = sc.SeekToLast()
+			pos = len(vis) - 1
+		case k < 14:
+			op = "Next"
+			got = sc.Next()
+			if positioned {
+				pos = min(pos+1, len(vis))
+			} else {
+				pos = 0
+			}
+		default:
+			op = "Prev"
+			got = sc.Prev()
+			if positioned {
+				pos = max(pos-1, -1)
+			} else {
+				pos = len(vis) - 1
+			}
+		}
+		positioned = true
+		// Sometimes repeat the step many times, across refills.
+		if (op == "Next" || op == "Prev") && rng.IntN(10) == 0 {
+			reps := rng.IntN(600)
+			op += fmt.Sprintf("x%d", reps+1)
+			for range reps {
+				if op[0] == 'N' {
+					got = sc.Next()
+					pos = min(pos+1, len(vis))
+				} else {
+					got = sc.Prev()
+					pos = max(pos-1, -1)
+				}
+			}
+		}
+		ops = append(ops, op)
+		var want *encoding.KeyValue
+		if pos >= 0 && pos < len(vis) {
+			want = vis[pos]
+		}
+		if !sameCell(got, want) || !sameCell(sc.Current(), want) {
+			if len(ops) > 20 {
+				ops = ops[len(ops)-20:]
+			}
+			t.Fatalf("seed %d read point %d (%d visible): after\n  %s\ngot %s, want %s (model position %d)",
+				seed, readPoint, len(vis), strings.Join(ops, "\n  "), cellStr(got), cellStr(want), pos)
+		}
+	}
+}
+
+func sameCell(a, b *encoding.KeyValue) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return encoding.DefaultComparer.CompareKeyValues(a, b) == 0 && string(a.Value) == string(b.Value) &&
+		string(a.Family) == string(b.Family)
+}
+
+func cellStr(c *encoding.KeyValue) string {
+	if c == nil {
+		return "<nil>"
+	}
+	return c.String() + " V:" + string(c.Value)
+}

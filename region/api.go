@@ -1,0 +1,222 @@
+package region
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/wal"
+)
+
+// Mutation is a Put or a Delete, for Batch and CheckAndMutate.
+type Mutation interface {
+	mutationRow() []byte
+	mutationDurability() wal.Durability
+}
+
+// Put writes cells to one row: HBase's Put. Timestamps of
+// encoding.LatestTimestamp are replaced by the server's time.
+type Put struct {
+	Row        []byte
+	Cells      []encoding.KeyValue // Family, Qualifier, Timestamp, Value (Row and Type are set by the region)
+	Durability wal.Durability      // wal.UseDefault means the region's default
+}
+
+// NewPut returns a Put for row.
+func NewPut(row []byte) *Put { return &Put{Row: row} }
+
+// Add adds a cell at the server's current time.
+func (p *Put) Add(family, qualifier, value []byte) *Put {
+	return p.AddAt(family, qualifier, encoding.LatestTimestamp, value)
+}
+
+// AddAt adds a cell with an explicit timestamp.
+func (p *Put) AddAt(family, qualifier []byte, ts int64, value []byte) *Put {
+	p.Cells = append(p.Cells, encoding.KeyValue{Family: family, Qualifier: qualifier, Timestamp: ts, Type: encoding.TypePut, Value: value})
+	return p
+}
+
+func (p *Put) mutationRow() []byte                { return p.Row }
+func (p *Put) mutationDurability() wal.Durability { return p.Durability }
+
+// Delete removes data from one row: HBase's Delete, with its five kinds.
+// A Delete with no cells deletes the whole row (every family).
+type Delete struct {
+	Row        []byte
+	Cells      []encoding.KeyValue // delete markers: Family, Qualifier, Timestamp, Type
+	Durability wal.Durability
+}
+
+// NewDelete returns a Delete for row; with nothing added it deletes the row.
+func NewDelete(row []byte) *Delete { return &Delete{Row: row} }
+
+// AddFamily deletes every cell of family with timestamp <= ts
+// (LatestTimestamp: all of them).
+func (d *Delete) AddFamily(family []byte, ts int64) *Delete {
+	return d.add(family, nil, ts, encoding.TypeDeleteFamily)
+}
+
+// AddFamilyVersion deletes every column of family at exactly ts.
+func (d *Delete) AddFamilyVersion(family []byte, ts int64) *Delete {
+	return d.add(family, nil, ts, encoding.TypeDeleteFamilyVersion)
+}
+
+// AddColumns deletes every version of the column with timestamp <= ts.
+func (d *Delete) AddColumns(family, qualifier []byte, ts int64) *Delete {
+	return d.add(family, qualifier, ts, encoding.TypeDeleteColumn)
+}
+
+// AddColumn deletes one version of the column: the one at ts, or with
+// LatestTimestamp the newest one.
+func (d *Delete) AddColumn(family, qualifier []byte, ts int64) *Delete {
+	return d.add(family, qualifier, ts, encoding.TypeDelete)
+}
+
+func (d *Delete) add(family, qualifier []byte, ts int64, t encoding.Type) *Delete {
+	d.Cells = append(d.Cells, encoding.KeyValue{Family: family, Qualifier: qualifier, Timestamp: ts, Type: t})
+	return d
+}
+
+func (d *Delete) mutationRow() []byte                { return d.Row }
+func (d *Delete) mutationDurability() wal.Durability { return d.Durability }
+
+// Column names a family, or one column of it when Qualifier is not nil.
+type Column struct {
+	Family    []byte
+	Qualifier []byte
+}
+
+// Get reads one row: HBase's Get.
+type Get struct {
+	Row []byte
+	// Columns restricts the read; empty means every family. A Column with a
+	// nil Qualifier means the whole family.
+	Columns []Column
+	// MaxVersions per column (default 1, capped by the family's VERSIONS).
+	MaxVersions int
+	// TimeRange restricts timestamps; the zero value means all.
+	TimeRange scanner.TimeRange
+}
+
+// NewGet returns a Get for row.
+func NewGet(row []byte) *Get { return &Get{Row: row} }
+
+// AddFamily restricts the Get to include family.
+func (g *Get) AddFamily(family []byte) *Get {
+	g.Columns = append(g.Columns, Column{Family: family})
+	return g
+}
+
+// AddColumn restricts the Get to include family:qualifier.
+func (g *Get) AddColumn(family, qualifier []byte) *Get {
+	if qualifier == nil {
+		qualifier = []byte{}
+	}
+	g.Columns = append(g.Columns, Column{Family: family, Qualifier: qualifier})
+	return g
+}
+
+// Result is the cells of one row, sorted by family, qualifier, then newest
+// first: HBase's Result.
+type Result struct {
+	Cells []*encoding.KeyValue
+}
+
+// IsEmpty reports whether the row had no matching cells.
+func (r *Result) IsEmpty() bool { return r == nil || len(r.Cells) == 0 }
+
+// Value returns the newest value of family:qualifier, nil if absent.
+func (r *Result) Value(family, qualifier []byte) []byte {
+	if c := r.Latest(family, qualifier); c != nil {
+		return c.Value
+	}
+	return nil
+}
+
+// Latest returns the newest cell of family:qualifier, nil if absent.
+func (r *Result) Latest(family, qualifier []byte) *encoding.KeyValue {
+	if r == nil {
+		return nil
+	}
+	i := sort.Search(len(r.Cells), func(i int) bool {
+		c := r.Cells[i]
+		if f := bytes.Compare(c.Family, family); f != 0 {
+			return f > 0
+		}
+		return bytes.Compare(c.Qualifier, qualifier) >= 0
+	})
+	if i < len(r.Cells) && bytes.Equal(r.Cells[i].Family, family) && bytes.Equal(r.Cells[i].Qualifier, qualifier) {
+		return r.Cells[i]
+	}
+	return nil
+}
+
+// Increment adds to 8-byte big-endian counters in one row atomically:
+// HBase's Increment. A missing column counts from 0.
+type Increment struct {
+	Row        []byte
+	Columns    []IncrementColumn
+	Durability wal.Durability
+}
+
+// IncrementColumn is one counter of an Increment.
+type IncrementColumn struct {
+	Family, Qualifier []byte
+	Amount            int64
+}
+
+// NewIncrement returns an Increment for row.
+func NewIncrement(row []byte) *Increment { return &Increment{Row: row} }
+
+// Add adds amount to family:qualifier.
+func (i *Increment) Add(family, qualifier []byte, amount int64) *Increment {
+	i.Columns = append(i.Columns, IncrementColumn{Family: family, Qualifier: qualifier, Amount: amount})
+	return i
+}
+
+// Append appends bytes to the values of columns of one row atomically:
+// HBase's Append. A missing column starts empty.
+type Append struct {
+	Row        []byte
+	Cells      []encoding.KeyValue // Family, Qualifier, Value to append
+	Durability wal.Durability
+}
+
+// NewAppend returns an Append for row.
+func NewAppend(row []byte) *Append { return &Append{Row: row} }
+
+// Add appends value to family:qualifier.
+func (a *Append) Add(family, qualifier, value []byte) *Append {
+	a.Cells = append(a.Cells, encoding.KeyValue{Family: family, Qualifier: qualifier, Value: value})
+	return a
+}
+
+// CompareOp is HBase's CompareOperator. As in HBase, the comparison reads
+// "expected OP stored": LESS passes when the given value is less than the
+// value in the cell.
+type CompareOp int
+
+// HBase's CompareOperator, in its order.
+const (
+	Less CompareOp = iota
+	LessOrEqual
+	Equal
+	NotEqual
+	GreaterOrEqual
+	Greater
+	NoOp
+)
+
+// CheckAndMutate applies Mutations to Row if the newest value of
+// Family:Qualifier compares as Op with Value: HBase's CheckAndMutate. With
+// Value nil it checks that the column does not exist ("if not exists").
+type CheckAndMutate struct {
+	Row               []byte
+	Family, Qualifier []byte
+	Op                CompareOp
+	Value             []byte
+	TimeRange         scanner.TimeRange
+	// Mutations are applied atomically if the check passes; all must be for Row.
+	Mutations []Mutation
+}

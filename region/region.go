@@ -1,0 +1,316 @@
+package region
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/mvcc"
+	"github.com/regionkv/regionkv/wal"
+)
+
+// Region is HBase's HRegion: one key range of a table, with one Store per
+// column family, a write-ahead log and MVCC. It is the embedded API: every
+// method is safe for concurrent use.
+//
+// On disk a region is a directory:
+//
+//	<dir>/.regioninfo        the families and their options (JSON)
+//	<dir>/<family>/*.hfile   published store files (HFile v3)
+//	<dir>/.tmp/              flushes in progress; emptied on open
+//	<dir>/wal/               write-ahead log segments
+type Region struct {
+	dir  string
+	opts Options
+	cmp  *encoding.Comparer
+
+	stores   []*Store // sorted by family name
+	byFamily map[string]*Store
+
+	mvcc  *mvcc.Control
+	wal   *wal.Writer
+	locks rowLocks
+	// updates is HBase's updatesLock: mutations hold it shared from WAL
+	// append to memstore insert, a flush takes it exclusively to snapshot.
+	updates sync.RWMutex
+
+	memSize      atomic.Int64 // data size of every memstore, snapshots included
+	lastBlockLog atomic.Int64 // unix nanos of the last "blocking updates" warning
+
+	flushMu    sync.Mutex // one flush at a time
+	flushReq   chan struct{}
+	flushedCh  chan struct{} // closed and replaced after each flush
+	flushedMu  sync.Mutex
+	flushErr   atomic.Pointer[error]
+	closed     atomic.Bool
+	closeOnce  sync.Once
+	bgDone     chan struct{}
+	stop       chan struct{}
+	stats      stats
+	encodedKey []byte
+	tableKey   []byte
+}
+
+type stats struct {
+	flushes       atomic.Int64
+	flushedBytes  atomic.Int64
+	blockedWrites atomic.Int64
+	puts          atomic.Int64
+	deletes       atomic.Int64
+	gets          atomic.Int64
+}
+
+// Stats are the region's counters and sizes.
+type Stats struct {
+	MemStoreSize  int64
+	StoreFiles    int
+	StoreFileSize int64
+	Flushes       int64
+	FlushedBytes  int64
+	BlockedWrites int64
+	Puts, Deletes int64
+	Gets          int64
+	ReadPoint     uint64
+	WAL           wal.Metrics
+}
+
+// ErrClosed is returned by operations on a closed region.
+var ErrClosed = errors.New("region: closed")
+
+// ErrRegionTooBusy is returned when a write waited BlockingWait for the
+// memstores to drop below the blocking limit (HBase's RegionTooBusyException).
+var ErrRegionTooBusy = errors.New("region: too busy")
+
+// ErrNoSuchFamily is returned for a mutation or read naming an unknown family
+// (HBase's NoSuchColumnFamilyException).
+var ErrNoSuchFamily = errors.New("region: no such column family")
+
+const descriptorFile = ".regioninfo"
+
+type descriptor struct {
+	Table    string          `json:"table"`
+	Families []FamilyOptions `json:"families"`
+	Meta     bool            `json:"meta,omitempty"`
+}
+
+// Open opens (or creates) the region in dir: it loads the store files,
+// replays the WAL above what they hold, and starts accepting writes.
+func Open(dir string, o Options) (*Region, error) {
+	opts := o.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, errors.Wrap(err, "region: open")
+	}
+	desc, err := loadDescriptor(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &Region{
+		dir: dir, opts: opts, cmp: encoding.InnerStoreComparer,
+		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
+		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
+		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table),
+	}
+	if desc.Meta {
+		r.cmp = encoding.MetaComparer
+	}
+	tmp := filepath.Join(dir, ".tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, errors.Wrap(err, "region: clearing .tmp")
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, errors.Wrap(err, "region: open")
+	}
+	for _, f := range desc.Families {
+		s, err := openStore(filepath.Join(dir, f.Name), f, r.cmp, opts.BlockCache)
+		if err != nil {
+			r.closeStores()
+			return nil, err
+		}
+		r.stores = append(r.stores, s)
+		r.byFamily[f.Name] = s
+	}
+	if err := r.recover(); err != nil {
+		r.closeStores()
+		return nil, err
+	}
+	go r.flusher()
+	return r, nil
+}
+
+func loadDescriptor(dir string, opts Options) (*descriptor, error) {
+	path := filepath.Join(dir, descriptorFile)
+	var stored *descriptor
+	if b, err := os.ReadFile(path); err == nil {
+		stored = &descriptor{}
+		if err := json.Unmarshal(b, stored); err != nil {
+			return nil, errors.Wrapf(err, "region: reading %s", path)
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, errors.Wrap(err, "region: open")
+	}
+	desc := &descriptor{Table: opts.Table, Meta: opts.Meta}
+	for _, f := range opts.Families {
+		f = f.withDefaults()
+		if err := f.validate(); err != nil {
+			return nil, err
+		}
+		desc.Families = append(desc.Families, f)
+	}
+	if stored != nil {
+		if len(desc.Families) == 0 {
+			desc.Families = stored.Families
+		} else {
+			// Every stored family must still be there: dropping one would
+			// orphan its files.
+			have := map[string]bool{}
+			for _, f := range desc.Families {
+				have[f.Name] = true
+			}
+			for _, f := range stored.Families {
+				if !have[f.Name] {
+					return nil, errors.Newf("region: family %q exists in %s but is not in the options", f.Name, dir)
+				}
+			}
+		}
+		desc.Meta = stored.Meta
+	}
+	if len(desc.Families) == 0 {
+		return nil, errors.Newf("region: no column families for new region %s", dir)
+	}
+	sort.Slice(desc.Families, func(i, j int) bool { return desc.Families[i].Name < desc.Families[j].Name })
+	for i := 1; i < len(desc.Families); i++ {
+		if desc.Families[i].Name == desc.Families[i-1].Name {
+			return nil, errors.Newf("region: duplicate family %q", desc.Families[i].Name)
+		}
+	}
+	b, err := json.MarshalIndent(desc, "", "  ")
+	if err != nil {
+		return nil, errors.Wrap(err, "region: descriptor")
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return nil, errors.Wrap(err, "region: writing descriptor")
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, errors.Wrap(err, "region: writing descriptor")
+	}
+	return desc, syncDir(dir)
+}
+
+// recover replays the WAL into the memstores and opens the WAL for writing.
+func (r *Region) recover() error {
+	walDir := filepath.Join(r.dir, "wal")
+	var maxSeq, minFlushed encoding.SeqNum
+	minFlushed = ^encoding.SeqNum(0)
+	flushed := make(map[string]encoding.SeqNum, len(r.stores))
+	for _, s := range r.stores {
+		m := s.maxFlushedSeq()
+		flushed[s.opts.Name] = m
+		maxSeq = max(maxSeq, m)
+		minFlushed = min(minFlushed, m)
+	}
+	if _, err := os.Stat(walDir); err == nil {
+		stats, err := wal.Replay(walDir, uint64(minFlushed), func(key *wal.Key, edit *wal.Edit) error {
+			seq := encoding.SeqNum(key.SeqNum)
+			maxSeq = max(maxSeq, seq)
+			for i := range edit.Cells {
+				kv := &edit.Cells[i]
+				s := r.byFamily[string(kv.Family)]
+				if s == nil || seq <= flushed[s.opts.Name] {
+					continue // unknown family, or already in a store file
+				}
+				kv.SeqNum = seq
+				r.memSize.Add(s.mem.Add(kv).DataSize)
+			}
+			return nil
+		})
+		if err != nil {
+			return errors.Wrapf(err, "region %s: replaying the WAL", r.dir)
+		}
+		if stats.TornTail {
+			slog.Warn("region: WAL ended in a torn record (a crash mid-write); it was dropped",
+				"region", r.dir, "segment", stats.TornSegment, "offset", stats.TornOffset, "droppedBytes", stats.DroppedBytes)
+		}
+		if stats.Applied > 0 {
+			slog.Info("region: replayed WAL", "region", r.dir, "entries", stats.Applied, "cells", stats.Cells, "maxSeq", stats.MaxSeq)
+		}
+	}
+	r.mvcc = mvcc.New(uint64(maxSeq))
+	w, err := wal.Open(walDir, wal.Options{RollSize: r.opts.WALRollSize})
+	if err != nil {
+		return errors.Wrapf(err, "region %s: opening the WAL", r.dir)
+	}
+	r.wal = w
+	return nil
+}
+
+// Families returns the families' options.
+func (r *Region) Families() []FamilyOptions {
+	out := make([]FamilyOptions, len(r.stores))
+	for i, s := range r.stores {
+		out[i] = s.opts
+	}
+	return out
+}
+
+// Dir returns the region's directory.
+func (r *Region) Dir() string { return r.dir }
+
+// Store returns the store of family, nil if there is none.
+func (r *Region) Store(family string) *Store { return r.byFamily[family] }
+
+// Stats returns the region's counters.
+func (r *Region) Stats() Stats {
+	st := Stats{
+		MemStoreSize:  r.memSize.Load(),
+		Flushes:       r.stats.flushes.Load(),
+		FlushedBytes:  r.stats.flushedBytes.Load(),
+		BlockedWrites: r.stats.blockedWrites.Load(),
+		Puts:          r.stats.puts.Load(),
+		Deletes:       r.stats.deletes.Load(),
+		Gets:          r.stats.gets.Load(),
+		ReadPoint:     r.mvcc.ReadPoint(),
+		WAL:           r.wal.Metrics(),
+	}
+	for _, s := range r.stores {
+		for _, f := range s.Files() {
+			st.StoreFiles++
+			st.StoreFileSize += f.Reader.Size()
+		}
+	}
+	return st
+}
+
+// Close flushes the memstores, stops the background flusher and closes the
+// WAL and the store files. Operations after Close return ErrClosed.
+func (r *Region) Close() error {
+	var err error
+	r.closeOnce.Do(func() {
+		ferr := r.Flush()
+		// Writers check closed under the updates lock, so once it is
+		// released here none can reach the WAL.
+		r.updates.Lock()
+		r.closed.Store(true)
+		r.updates.Unlock()
+		close(r.stop)
+		<-r.bgDone
+		werr := r.wal.Close()
+		r.closeStores()
+		err = errors.CombineErrors(ferr, werr)
+	})
+	return err
+}
+
+func (r *Region) closeStores() {
+	for _, s := range r.stores {
+		s.close()
+	}
+}
+
+func (r *Region) now() int64 { return r.opts.Now().UnixMilli() }

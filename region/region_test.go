@@ -1,0 +1,348 @@
+package region
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/scanner"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	fam  = []byte("f")
+	fam2 = []byte("g")
+)
+
+func openTest(t *testing.T, dir string, mod func(*Options)) *Region {
+	t.Helper()
+	o := Options{Families: []FamilyOptions{{Name: "f", MaxVersions: 3}, {Name: "g", Encoding: encoding.EncodingFastDiff, Compression: hfile.CompressionSnappy}}}
+	if mod != nil {
+		mod(&o)
+	}
+	r, err := Open(dir, o)
+	require.NoError(t, err)
+	return r
+}
+
+func b(s string) []byte { return []byte(s) }
+
+func getValue(t *testing.T, r *Region, row, f, q string) []byte {
+	t.Helper()
+	res, err := r.Get(NewGet(b(row)).AddColumn(b(f), b(q)))
+	require.NoError(t, err)
+	return res.Value(b(f), b(q))
+}
+
+func TestPutGetFlushReopen(t *testing.T) {
+	dir := t.TempDir()
+	r := openTest(t, dir, nil)
+	for i := 0; i < 100; i++ {
+		row := fmt.Sprintf("row%03d", i)
+		require.NoError(t, r.Put(NewPut(b(row)).Add(fam, b("q"), b("v"+row)).Add(fam2, b("x"), b("w"+row))))
+	}
+	check := func(r *Region) {
+		for i := 0; i < 100; i++ {
+			row := fmt.Sprintf("row%03d", i)
+			require.Equal(t, "v"+row, string(getValue(t, r, row, "f", "q")))
+			require.Equal(t, "w"+row, string(getValue(t, r, row, "g", "x")))
+			res, err := r.Get(NewGet(b(row)))
+			require.NoError(t, err)
+			require.Len(t, res.Cells, 2)
+			require.Equal(t, "f", string(res.Cells[0].Family))
+			require.Equal(t, "g", string(res.Cells[1].Family))
+		}
+		res, err := r.Get(NewGet(b("nosuchrow")))
+		require.NoError(t, err)
+		require.True(t, res.IsEmpty())
+	}
+	check(r)
+	require.NoError(t, r.Flush())
+	require.Equal(t, 2, r.Stats().StoreFiles)
+	require.Zero(t, r.Stats().MemStoreSize)
+	check(r)
+	// More writes after the flush land in the memstore, above the files.
+	require.NoError(t, r.Put(NewPut(b("row000")).Add(fam, b("q"), b("newer"))))
+	require.Equal(t, "newer", string(getValue(t, r, "row000", "f", "q")))
+	require.NoError(t, r.Close())
+
+	// Reopen with no families: the stored descriptor supplies them.
+	r2, err := Open(dir, Options{})
+	require.NoError(t, err)
+	defer r2.Close()
+	require.Equal(t, "newer", string(getValue(t, r2, "row000", "f", "q")))
+	require.Equal(t, "vrow001", string(getValue(t, r2, "row001", "f", "q")))
+	require.Equal(t, encoding.EncodingFastDiff, r2.Store("g").opts.Encoding)
+	for _, f := range r2.Store("g").Files() {
+		require.Equal(t, encoding.EncodingFastDiff, f.Reader.Encoding())
+		require.Equal(t, hfile.CompressionSnappy, f.Reader.Trailer().CompressionCodec)
+	}
+	_, err = r2.Get(NewGet(b("r")).AddFamily(b("nope")))
+	require.ErrorIs(t, err, ErrNoSuchFamily)
+	require.ErrorIs(t, r2.Put(NewPut(b("r")).Add(b("nope"), b("q"), b("v"))), ErrNoSuchFamily)
+}
+
+func TestVersionsAndTimeRange(t *testing.T) {
+	r := openTest(t, t.TempDir(), nil)
+	defer r.Close()
+	for ts := int64(1); ts <= 5; ts++ {
+		require.NoError(t, r.Put(NewPut(b("r")).AddAt(fam, b("q"), ts, b(fmt.Sprint("v", ts)))))
+	}
+	for _, flush := range []bool{false, true} {
+		if flush {
+			require.NoError(t, r.Flush())
+		}
+		res, err := r.Get(&Get{Row: b("r"), MaxVersions: 10})
+		require.NoError(t, err)
+		require.Len(t, res.Cells, 3, "family keeps 3 versions")
+		require.EqualValues(t, 5, res.Cells[0].Timestamp)
+		require.EqualValues(t, 3, res.Cells[2].Timestamp)
+		res, err = r.Get(&Get{Row: b("r"), MaxVersions: 2, TimeRange: scanner.TimeRange{Min: 2, Max: 5}})
+		require.NoError(t, err)
+		require.Len(t, res.Cells, 2)
+		require.Equal(t, "v4", string(res.Cells[0].Value))
+		require.Equal(t, "v3", string(res.Cells[1].Value))
+	}
+	// Same timestamp twice: the later write wins.
+	require.NoError(t, r.Put(NewPut(b("r")).AddAt(fam, b("q"), 5, b("again"))))
+	res, err := r.Get(&Get{Row: b("r"), MaxVersions: 3})
+	require.NoError(t, err)
+	require.Equal(t, "again", string(res.Cells[0].Value))
+	require.EqualValues(t, 4, res.Cells[1].Timestamp)
+}
+
+func TestDeleteKinds(t *testing.T) {
+	r := openTest(t, t.TempDir(), nil)
+	defer r.Close()
+	put := func(q string, ts int64) {
+		require.NoError(t, r.Put(NewPut(b("r")).AddAt(fam, b(q), ts, b(fmt.Sprint(q, ts)))))
+	}
+	versions := func(q string) []int64 {
+		res, err := r.Get(&Get{Row: b("r"), MaxVersions: 3, Columns: []Column{{Family: fam, Qualifier: b(q)}}})
+		require.NoError(t, err)
+		var out []int64
+		for _, c := range res.Cells {
+			out = append(out, c.Timestamp)
+		}
+		return out
+	}
+	for _, q := range []string{"a", "b", "c", "d"} {
+		for ts := int64(10); ts <= 30; ts += 10 {
+			put(q, ts)
+		}
+	}
+	require.NoError(t, r.Flush()) // deletes must mask cells in files too
+
+	// Delete one version (explicit), and the latest version.
+	require.NoError(t, r.Delete(NewDelete(b("r")).AddColumn(fam, b("a"), 20)))
+	require.Equal(t, []int64{30, 10}, versions("a"))
+	require.NoError(t, r.Delete(NewDelete(b("r")).AddColumn(fam, b("a"), encoding.LatestTimestamp)))
+	require.Equal(t, []int64{10}, versions("a"))
+	// DeleteColumn: every version <= ts.
+	require.NoError(t, r.Delete(NewDelete(b("r")).AddColumns(fam, b("b"), 20)))
+	require.Equal(t, []int64{30}, versions("b"))
+	// DeleteFamilyVersion: every column at exactly ts.
+	require.NoError(t, r.Delete(NewDelete(b("r")).AddFamilyVersion(fam, 30)))
+	require.Equal(t, []int64{20, 10}, versions("c"))
+	require.Empty(t, versions("b"))
+	// DeleteFamily <= ts.
+	require.NoError(t, r.Delete(NewDelete(b("r")).AddFamily(fam, 15)))
+	require.Equal(t, []int64{20}, versions("d"))
+	// Newer puts after a family delete are visible.
+	put("d", 40)
+	require.Equal(t, []int64{40, 20}, versions("d"))
+	require.NoError(t, r.Flush())
+	require.Equal(t, []int64{40, 20}, versions("d"))
+	require.Equal(t, []int64{20}, versions("c"))
+
+	// Whole-row delete covers every family.
+	require.NoError(t, r.Put(NewPut(b("r")).Add(fam2, b("x"), b("y"))))
+	time.Sleep(2 * time.Millisecond)
+	require.NoError(t, r.Delete(NewDelete(b("r"))))
+	res, err := r.Get(NewGet(b("r")))
+	require.NoError(t, err)
+	// Only the explicitly future-stamped cells (ts 40 < now? no: ts are tiny) are gone.
+	require.True(t, res.IsEmpty(), "%v", res.Cells)
+}
+
+func TestIncrementAppendConcurrent(t *testing.T) {
+	r := openTest(t, t.TempDir(), nil)
+	defer r.Close()
+	const goroutines, each = 64, 20
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				_, err := r.Increment(NewIncrement(b("ctr")).Add(fam, b("n"), 1).Add(fam, b("m"), 2))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := r.Append(NewAppend(b("log")).Add(fam, b("l"), b("x"))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	res, err := r.Get(NewGet(b("ctr")))
+	require.NoError(t, err)
+	require.EqualValues(t, goroutines*each, binary.BigEndian.Uint64(res.Value(fam, b("n"))))
+	require.EqualValues(t, 2*goroutines*each, binary.BigEndian.Uint64(res.Value(fam, b("m"))))
+	require.Len(t, getValue(t, r, "log", "f", "l"), goroutines*each)
+
+	out, err := r.Increment(NewIncrement(b("ctr")).Add(fam, b("n"), -5))
+	require.NoError(t, err)
+	require.EqualValues(t, goroutines*each-5, binary.BigEndian.Uint64(out.Value(fam, b("n"))))
+	// Not a long.
+	_, err = r.Increment(NewIncrement(b("log")).Add(fam, b("l"), 1))
+	require.ErrorContains(t, err, "is not a long")
+}
+
+func TestCheckAndMutate(t *testing.T) {
+	r := openTest(t, t.TempDir(), nil)
+	defer r.Close()
+	row := b("r")
+	cm := func(op CompareOp, v string, put string) bool {
+		var val []byte
+		if v != "" {
+			val = b(v)
+		}
+		ok, err := r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: op, Value: val,
+			Mutations: []Mutation{NewPut(row).Add(fam, b("q"), b(put))}})
+		require.NoError(t, err)
+		return ok
+	}
+	require.True(t, cm(Equal, "", "m"), "if not exists")
+	require.False(t, cm(Equal, "", "x"), "exists now")
+	require.Equal(t, "m", string(getValue(t, r, "row", "f", "q")[:0])+string(getValue(t, r, "r", "f", "q")))
+	// "expected OP stored": Less passes when "a" < "m".
+	require.True(t, cm(Less, "a", "n"))
+	require.False(t, cm(Less, "z", "o"))
+	require.True(t, cm(Greater, "z", "p"))
+	require.True(t, cm(GreaterOrEqual, "p", "q2"))
+	require.True(t, cm(LessOrEqual, "q2", "r"))
+	require.True(t, cm(NotEqual, "x", "s"))
+	require.False(t, cm(Equal, "x", "t"))
+	require.True(t, cm(Equal, "s", "done"))
+	require.Equal(t, "done", string(getValue(t, r, "r", "f", "q")))
+	// A delete as the mutation.
+	ok, err := r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: Equal, Value: b("done"),
+		Mutations: []Mutation{NewDelete(row).AddColumns(fam, b("q"), encoding.LatestTimestamp)}})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Nil(t, getValue(t, r, "r", "f", "q"))
+	_, err = r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: Equal,
+		Mutations: []Mutation{NewPut(b("other")).Add(fam, b("q"), b("v"))}})
+	require.Error(t, err)
+}
+
+func TestBatchAtomicAndLatestTimestamp(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	r := openTest(t, t.TempDir(), func(o *Options) { o.Now = func() time.Time { return now } })
+	defer r.Close()
+	require.NoError(t, r.Batch([]Mutation{
+		NewPut(b("a")).Add(fam, b("q"), b("1")),
+		NewPut(b("b")).Add(fam, b("q"), b("2")),
+		NewDelete(b("c")).AddColumns(fam, b("q"), encoding.LatestTimestamp),
+	}))
+	res, err := r.Get(NewGet(b("a")))
+	require.NoError(t, err)
+	require.EqualValues(t, now.UnixMilli(), res.Cells[0].Timestamp, "server-assigned timestamp")
+	ra, _ := r.Get(NewGet(b("a")))
+	rb, _ := r.Get(NewGet(b("b")))
+	require.Equal(t, ra.Cells[0].SeqNum, rb.Cells[0].SeqNum, "one batch, one sequence id")
+}
+
+func TestTTL(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f", TTL: time.Hour}}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.Put(NewPut(b("old")).AddAt(fam, b("q"), now.Add(-2*time.Hour).UnixMilli(), b("v"))))
+	require.NoError(t, r.Put(NewPut(b("new")).AddAt(fam, b("q"), now.Add(-time.Minute).UnixMilli(), b("v"))))
+	require.Nil(t, getValue(t, r, "old", "f", "q"))
+	require.NotNil(t, getValue(t, r, "new", "f", "q"))
+}
+
+// TestReplayAfterAbandon leaves a region without closing it (its WAL
+// written, nothing flushed) and opens the directory again: every write
+// comes back from the WAL, above the flushed files.
+func TestReplayAfterAbandon(t *testing.T) {
+	dir := t.TempDir()
+	r := openTest(t, dir, nil)
+	for i := 0; i < 50; i++ {
+		require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%02d", i))).Add(fam, b("q"), b("a"))))
+	}
+	require.NoError(t, r.Flush())
+	for i := 0; i < 50; i++ {
+		require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%02d", i))).Add(fam, b("q"), b("b"))))
+	}
+	require.NoError(t, r.Delete(NewDelete(b("r07"))))
+	// Abandon r: stop its background goroutine but do not flush or close.
+	r.closed.Store(true)
+	close(r.stop)
+	<-r.bgDone
+
+	r2 := openTest(t, dir, nil)
+	defer r2.Close()
+	for i := 0; i < 50; i++ {
+		v := getValue(t, r2, fmt.Sprintf("r%02d", i), "f", "q")
+		if i == 7 {
+			require.Nil(t, v)
+			continue
+		}
+		require.Equal(t, "b", string(v), "row %d", i)
+	}
+	// New writes continue above the replayed sequence ids.
+	require.NoError(t, r2.Put(NewPut(b("r01")).Add(fam, b("q"), b("c"))))
+	require.Equal(t, "c", string(getValue(t, r2, "r01", "f", "q")))
+}
+
+// TestFlushUnderLoadBoundsMemory writes with a tiny flush size: background
+// flushes keep the memstore near it, and blocking stops it from growing
+// past the multiplier.
+func TestFlushUnderLoadBoundsMemory(t *testing.T) {
+	r := openTest(t, t.TempDir(), func(o *Options) { o.FlushSize = 32 << 10; o.BlockingMultiplier = 2 })
+	defer r.Close()
+	var wg sync.WaitGroup
+	var peak int64
+	var mu sync.Mutex
+	val := make([]byte, 200)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				if err := r.Put(NewPut(b(fmt.Sprintf("g%d-%04d", g, i))).Add(fam, b("q"), val)); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				peak = max(peak, r.memSize.Load())
+				mu.Unlock()
+			}
+		}(g)
+	}
+	wg.Wait()
+	st := r.Stats()
+	require.Greater(t, st.Flushes, int64(3))
+	// The limit is checked before each write, so it can be passed by at most
+	// one write per writer.
+	require.LessOrEqual(t, peak, int64(2*(32<<10)+4*400))
+	for g := 0; g < 4; g++ {
+		require.Len(t, getValue(t, r, fmt.Sprintf("g%d-0499", g), "f", "q"), 200)
+	}
+	ents, err := os.ReadDir(filepath.Join(r.Dir(), "wal"))
+	require.NoError(t, err)
+	require.Less(t, len(ents), 5, "flushed WAL segments are pruned")
+}

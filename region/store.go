@@ -1,0 +1,267 @@
+package region
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/memstore"
+	"github.com/regionkv/regionkv/scanner"
+)
+
+// storeFileSuffix marks published store files; anything else in a store
+// directory (a crash's leftovers) is ignored.
+const storeFileSuffix = ".hfile"
+
+// StoreFile is one published HFile of a store: HBase's HStoreFile.
+type StoreFile struct {
+	Path   string
+	Reader *hfile.Reader
+	// MaxSeq is the file's MAX_SEQ_ID_KEY: every edit with a sequence id up
+	// to it was flushed (for this store) by the time the file was written.
+	MaxSeq encoding.SeqNum
+	id     uint64
+}
+
+// fileIDs gives every open store file a process-wide unique block cache id.
+var fileIDs atomic.Uint64
+
+// Store is one column family of a region: a memstore and its files
+// (HBase's HStore).
+type Store struct {
+	opts  FamilyOptions
+	dir   string
+	cmp   *encoding.Comparer
+	mem   *memstore.MemStore
+	cache hfile.Cache
+
+	// mu guards files and makes (memstore segments, files) one consistent
+	// view for readers: a flush adds its file and drops the snapshot under
+	// the write lock.
+	mu    sync.RWMutex
+	files []*StoreFile // oldest first
+}
+
+func openStore(dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfile.Cache) (*Store, error) {
+	s := &Store{opts: opts, dir: dir, cmp: cmp, mem: memstore.New(cmp), cache: cache}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
+	}
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), storeFileSuffix) {
+			continue
+		}
+		sf, err := s.openFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.files = append(s.files, sf)
+	}
+	sort.Slice(s.files, func(i, j int) bool { return s.files[i].MaxSeq < s.files[j].MaxSeq })
+	return s, nil
+}
+
+func (s *Store) openFile(path string) (*StoreFile, error) {
+	id := fileIDs.Add(1)
+	r, err := hfile.OpenFile(path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory})
+	if err != nil {
+		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
+	}
+	sf := &StoreFile{Path: path, Reader: r, id: id}
+	if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
+		sf.MaxSeq = encoding.SeqNum(v)
+	}
+	return sf, nil
+}
+
+// maxFlushedSeq is the highest sequence id known to be in this store's files.
+func (s *Store) maxFlushedSeq() encoding.SeqNum {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var m encoding.SeqNum
+	for _, f := range s.files {
+		m = max(m, f.MaxSeq)
+	}
+	return m
+}
+
+// Name returns the family name.
+func (s *Store) Name() string { return s.opts.Name }
+
+// Files returns the current store files, oldest first.
+func (s *Store) Files() []*StoreFile {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]*StoreFile(nil), s.files...)
+}
+
+// scanners returns the store's scanners at readPoint; row, if not nil,
+// lets bloom filters leave out files that cannot hold it (a Get).
+func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte, cacheBlocks bool) ([]scanner.KeyValueScanner, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []scanner.KeyValueScanner
+	order := int64(math.MaxInt64)
+	for _, ss := range s.mem.Scanners(readPoint) {
+		out = append(out, scanner.NewMemStoreScanner(ss, order))
+		order--
+	}
+	for i := len(s.files) - 1; i >= 0; i-- {
+		f := s.files[i]
+		if row != nil {
+			var ok bool
+			var err error
+			if qualifier != nil {
+				ok, err = f.Reader.MayContainRowCol(row, []byte(s.opts.Name), qualifier)
+			} else {
+				ok, err = f.Reader.MayContainRow(row)
+			}
+			if err != nil {
+				for _, o := range out {
+					o.Close()
+				}
+				return nil, err
+			}
+			if !ok {
+				ok, err = f.Reader.MayContainDeleteFamily(row)
+				if err != nil {
+					for _, o := range out {
+						o.Close()
+					}
+					return nil, err
+				}
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, scanner.NewStoreFileScanner(f.Reader, readPoint, int64(i), cacheBlocks))
+	}
+	return out, nil
+}
+
+// flushSnapshot writes the memstore snapshot to a new store file and
+// publishes it. It returns the new file, or nil if the snapshot was empty.
+func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum, tmpDir string) (*StoreFile, error) {
+	if snap.Segment.Empty() {
+		if err := s.mem.ClearSnapshot(snap.ID); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	name := newFileName()
+	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
+	if err := s.writeFile(tmp, snap, flushSeq); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	final := filepath.Join(s.dir, name)
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.opts.Name)
+	}
+	if err := syncDir(s.dir); err != nil {
+		return nil, err
+	}
+	sf, err := s.openFile(final)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.files = append(s.files, sf)
+	err = s.mem.ClearSnapshot(snap.ID)
+	s.mu.Unlock()
+	return sf, err
+}
+
+func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+	}
+	defer f.Close()
+	it := snap.Segment.NewScanner(math.MaxUint64)
+	defer it.Close()
+	// As HBase, a flush writes tags only if the snapshot has any.
+	tags := false
+	for kv := it.SeekToFirst(); kv != nil && !tags; kv = it.Next() {
+		tags = len(kv.Tags) > 0
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w, err := hfile.NewWriter(bw, hfile.WriterOptions{
+		BlockSize:    s.opts.BlockSize,
+		Encoding:     s.opts.Encoding,
+		Compression:  s.opts.Compression,
+		BloomType:    s.opts.Bloom,
+		Comparer:     s.cmp,
+		IncludesTags: tags,
+	})
+	if err != nil {
+		return err
+	}
+	for kv := it.SeekToFirst(); kv != nil; kv = it.Next() {
+		if err := w.Append(kv); err != nil {
+			return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+		}
+	}
+	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(flushSeq))); err != nil {
+		return err
+	}
+	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{0}); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+	}
+	if err := bw.Flush(); err != nil {
+		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+	}
+	if err := f.Sync(); err != nil {
+		return errors.Wrapf(err, "region: syncing flush of %s", s.opts.Name)
+	}
+	return nil
+}
+
+func (s *Store) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.files {
+		f.Reader.Close()
+	}
+	s.files = nil
+}
+
+// newFileName returns a store file name as HBase names them: 32 hex digits.
+func newFileName() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:]) + storeFileSuffix
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return errors.Wrapf(err, "region: syncing %s", dir)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return errors.Wrapf(err, "region: syncing %s", dir)
+	}
+	return nil
+}

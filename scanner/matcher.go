@@ -1,0 +1,261 @@
+package scanner
+
+import (
+	"bytes"
+	"math"
+	"sort"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// MatchCode tells the StoreScanner what to do with a cell: HBase's
+// ScanQueryMatcher.MatchCode.
+type MatchCode uint8
+
+// Match codes.
+const (
+	MatchInclude MatchCode = iota
+	MatchIncludeAndSeekNextCol
+	MatchIncludeAndSeekNextRow
+	MatchSkip
+	MatchSeekNextCol
+	MatchSeekNextRow
+	MatchSeekToColumnHint // seek to the next wanted column (explicit columns)
+	MatchDone             // past the scan's stop row
+)
+
+// TimeRange is HBase's TimeRange: [Min, Max).
+type TimeRange struct {
+	Min, Max int64
+}
+
+// AllTime covers every timestamp.
+var AllTime = TimeRange{Min: 0, Max: math.MaxInt64}
+
+// compare returns 0 if ts is within the range, 1 if it is too new, -1 if too old.
+func (tr TimeRange) compare(ts int64) int {
+	if ts >= tr.Max {
+		return 1
+	}
+	if ts < tr.Min {
+		return -1
+	}
+	return 0
+}
+
+// Within reports whether ts is in the range.
+func (tr TimeRange) Within(ts int64) bool { return tr.compare(ts) == 0 }
+
+// QueryOptions are the parts of a read that decide which cells match.
+type QueryOptions struct {
+	// MaxVersions is the number of versions per column to return (the lower
+	// of the family's VERSIONS and the query's); <= 0 means 1.
+	MaxVersions int
+	// TimeRange restricts timestamps; the zero value means all time.
+	TimeRange TimeRange
+	// TTLMillis is the family's time to live; <= 0 means forever.
+	TTLMillis int64
+	// NowMillis is "now" for TTL.
+	NowMillis int64
+	// Columns, if not empty, restricts the read to these qualifiers.
+	Columns [][]byte
+	// StopRow ends the scan (exclusive unless StopInclusive); nil means none.
+	StopRow       []byte
+	StopInclusive bool
+}
+
+// QueryMatcher decides, cell by cell, what a user read sees: HBase's
+// UserScanQueryMatcher with its ScanDeleteTracker and column trackers. Cells
+// must arrive in store order, row by row.
+type QueryMatcher struct {
+	cmp  *encoding.Comparer
+	opts QueryOptions
+	// oldestTS is the oldest timestamp TTL lets live.
+	oldestTS int64
+
+	row []byte
+	// Row-wide deletes.
+	familyStamp    int64
+	hasFamilyStamp bool
+	familyVersions []int64
+	// Deletes and version count of the current column.
+	col            []byte
+	colStarted     bool
+	colDeleteStamp int64
+	hasColDelete   bool
+	versionDeletes []int64
+	versions       int
+	lastTS         int64 // timestamp of the last counted version
+	// Explicit columns: index of the next wanted column.
+	colIdx int
+}
+
+// NewQueryMatcher returns a matcher for opts.
+func NewQueryMatcher(cmp *encoding.Comparer, opts QueryOptions) *QueryMatcher {
+	if opts.MaxVersions <= 0 {
+		opts.MaxVersions = 1
+	}
+	if opts.TimeRange == (TimeRange{}) {
+		opts.TimeRange = AllTime
+	}
+	if len(opts.Columns) > 1 {
+		cols := append([][]byte(nil), opts.Columns...)
+		sort.Slice(cols, func(i, j int) bool { return bytes.Compare(cols[i], cols[j]) < 0 })
+		opts.Columns = cols
+	}
+	m := &QueryMatcher{cmp: cmp, opts: opts, oldestTS: math.MinInt64}
+	if opts.TTLMillis > 0 {
+		m.oldestTS = opts.NowMillis - opts.TTLMillis
+	}
+	return m
+}
+
+// SetRow starts a new row.
+func (m *QueryMatcher) SetRow(row []byte) {
+	m.row = append(m.row[:0], row...)
+	m.hasFamilyStamp = false
+	m.familyVersions = m.familyVersions[:0]
+	m.colStarted = false
+	m.colIdx = 0
+}
+
+// Row returns the current row.
+func (m *QueryMatcher) Row() []byte { return m.row }
+
+// NextColumnHint returns the next wanted qualifier after MatchSeekToColumnHint.
+func (m *QueryMatcher) NextColumnHint() []byte { return m.opts.Columns[m.colIdx] }
+
+// PastStop reports whether row is beyond the scan's stop row.
+func (m *QueryMatcher) PastStop(row []byte) bool {
+	if m.opts.StopRow == nil {
+		return false
+	}
+	c := m.cmp.CompareRows(row, m.opts.StopRow)
+	return c > 0 || (c == 0 && !m.opts.StopInclusive)
+}
+
+// Match classifies kv, which belongs to the current row.
+func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
+	if kv.Timestamp < m.oldestTS {
+		// Expired, and so is every older version of this column.
+		return m.nextColumnOrRow(kv)
+	}
+	if !m.colStarted || !bytes.Equal(kv.Qualifier, m.col) {
+		m.startColumn(kv.Qualifier)
+	}
+	if kv.Type.IsDelete() {
+		m.trackDelete(kv)
+		return MatchSkip
+	}
+	if m.isDeleted(kv) {
+		if m.hasColDelete && kv.Timestamp <= m.colDeleteStamp ||
+			m.hasFamilyStamp && kv.Timestamp <= m.familyStamp {
+			// Every older version is deleted too.
+			return m.nextColumnOrRow(kv)
+		}
+		return MatchSkip
+	}
+	switch m.opts.TimeRange.compare(kv.Timestamp) {
+	case 1:
+		return MatchSkip
+	case -1:
+		return m.nextColumnOrRow(kv)
+	}
+	if cols := m.opts.Columns; len(cols) > 0 {
+		for m.colIdx < len(cols) && bytes.Compare(cols[m.colIdx], kv.Qualifier) < 0 {
+			m.colIdx++
+		}
+		if m.colIdx == len(cols) {
+			return MatchSeekNextRow
+		}
+		if !bytes.Equal(cols[m.colIdx], kv.Qualifier) {
+			return MatchSeekToColumnHint
+		}
+	}
+	// Cells differing only in sequence id are one version: the newest wins.
+	if m.versions > 0 && kv.Timestamp == m.lastTS {
+		return MatchSkip
+	}
+	m.lastTS = kv.Timestamp
+	m.versions++
+	if m.versions > m.opts.MaxVersions {
+		return m.nextColumnOrRow(kv)
+	}
+	if m.versions == m.opts.MaxVersions {
+		if len(m.opts.Columns) > 0 && m.colIdx == len(m.opts.Columns)-1 {
+			return MatchIncludeAndSeekNextRow
+		}
+		return MatchIncludeAndSeekNextCol
+	}
+	return MatchInclude
+}
+
+// nextColumnOrRow skips the rest of kv's column: to the next wanted column
+// when the read names columns, to the next row after the last of them.
+func (m *QueryMatcher) nextColumnOrRow(kv *encoding.KeyValue) MatchCode {
+	cols := m.opts.Columns
+	if len(cols) == 0 {
+		return MatchSeekNextCol
+	}
+	for m.colIdx < len(cols) && bytes.Compare(cols[m.colIdx], kv.Qualifier) < 0 {
+		m.colIdx++
+	}
+	switch {
+	case m.colIdx == len(cols):
+		return MatchSeekNextRow
+	case !bytes.Equal(cols[m.colIdx], kv.Qualifier):
+		return MatchSeekToColumnHint
+	case m.colIdx == len(cols)-1:
+		return MatchSeekNextRow
+	}
+	return MatchSeekNextCol
+}
+
+func (m *QueryMatcher) startColumn(q []byte) {
+	m.col = append(m.col[:0], q...)
+	m.colStarted = true
+	m.hasColDelete = false
+	m.versionDeletes = m.versionDeletes[:0]
+	m.versions = 0
+}
+
+// trackDelete records a delete marker. Markers sort before the cells they
+// mask: newer timestamps first, and at one timestamp delete types before Put.
+func (m *QueryMatcher) trackDelete(kv *encoding.KeyValue) {
+	ts := kv.Timestamp
+	switch kv.Type {
+	case encoding.TypeDeleteFamily:
+		if !m.hasFamilyStamp || ts > m.familyStamp {
+			m.familyStamp, m.hasFamilyStamp = ts, true
+		}
+	case encoding.TypeDeleteFamilyVersion:
+		m.familyVersions = append(m.familyVersions, ts)
+	case encoding.TypeDeleteColumn:
+		if !m.hasColDelete || ts > m.colDeleteStamp {
+			m.colDeleteStamp, m.hasColDelete = ts, true
+		}
+	case encoding.TypeDelete:
+		m.versionDeletes = append(m.versionDeletes, ts)
+	}
+}
+
+func (m *QueryMatcher) isDeleted(kv *encoding.KeyValue) bool {
+	ts := kv.Timestamp
+	if m.hasFamilyStamp && ts <= m.familyStamp {
+		return true
+	}
+	if m.hasColDelete && ts <= m.colDeleteStamp {
+		return true
+	}
+	for _, v := range m.familyVersions {
+		if v == ts {
+			return true
+		}
+	}
+	for _, v := range m.versionDeletes {
+		if v == ts {
+			return true
+		}
+	}
+	return false
+}
