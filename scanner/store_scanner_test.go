@@ -1,0 +1,231 @@
+package scanner
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/memstore"
+	"github.com/stretchr/testify/require"
+)
+
+var testCmp = encoding.InnerStoreComparer
+
+func randomStoreCells(rng *rand.Rand, n int) []*encoding.KeyValue {
+	types := []encoding.Type{encoding.TypePut, encoding.TypePut, encoding.TypePut, encoding.TypePut,
+		encoding.TypeDelete, encoding.TypeDeleteColumn, encoding.TypeDeleteFamily, encoding.TypeDeleteFamilyVersion}
+	var kvs []*encoding.KeyValue
+	for i := 0; i < n; i++ {
+		t := types[rng.IntN(len(types))]
+		kv := &encoding.KeyValue{
+			Row: []byte(fmt.Sprintf("r%02d", rng.IntN(30))), Family: []byte("f"),
+			Qualifier: []byte{byte('a' + rng.IntN(5))}, Timestamp: int64(1 + rng.IntN(8)), Type: t,
+			SeqNum: encoding.SeqNum(i + 1), Value: []byte(fmt.Sprint("v", i)),
+		}
+		if t == encoding.TypeDeleteFamily || t == encoding.TypeDeleteFamilyVersion {
+			kv.Qualifier = nil
+		}
+		kvs = append(kvs, kv)
+	}
+	return kvs
+}
+
+// model computes what a read returns, straight from HBase's rules: a put is
+// hidden by a DeleteFamily or DeleteColumn at or after its timestamp, or a
+// DeleteFamilyVersion or Delete at exactly its timestamp, whatever the order
+// of writes; of cells with the same timestamp the newest write wins; then
+// the newest MaxVersions versions within the time range and TTL.
+func model(kvs []*encoding.KeyValue, readPoint encoding.SeqNum, o QueryOptions) map[string][]string {
+	tr := o.TimeRange
+	if tr == (TimeRange{}) {
+		tr = AllTime
+	}
+	maxV := max(o.MaxVersions, 1)
+	type colKey struct{ row, qual string }
+	puts := map[colKey][]*encoding.KeyValue{}
+	var dels []*encoding.KeyValue
+	for _, kv := range kvs {
+		if kv.SeqNum > readPoint {
+			continue
+		}
+		if o.TTLMillis > 0 && kv.Timestamp < o.NowMillis-o.TTLMillis {
+			continue
+		}
+		if kv.Type.IsDelete() {
+			dels = append(dels, kv)
+		} else {
+			k := colKey{string(kv.Row), string(kv.Qualifier)}
+			puts[k] = append(puts[k], kv)
+		}
+	}
+	masked := func(p *encoding.KeyValue) bool {
+		for _, d := range dels {
+			if !bytes.Equal(d.Row, p.Row) {
+				continue
+			}
+			switch d.Type {
+			case encoding.TypeDeleteFamily:
+				if d.Timestamp >= p.Timestamp {
+					return true
+				}
+			case encoding.TypeDeleteFamilyVersion:
+				if d.Timestamp == p.Timestamp {
+					return true
+				}
+			case encoding.TypeDeleteColumn:
+				if bytes.Equal(d.Qualifier, p.Qualifier) && d.Timestamp >= p.Timestamp {
+					return true
+				}
+			case encoding.TypeDelete:
+				if bytes.Equal(d.Qualifier, p.Qualifier) && d.Timestamp == p.Timestamp {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	out := map[string][]string{}
+	for k, ps := range puts {
+		if len(o.Columns) > 0 {
+			found := false
+			for _, c := range o.Columns {
+				found = found || string(c) == k.qual
+			}
+			if !found {
+				continue
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool {
+			if ps[i].Timestamp != ps[j].Timestamp {
+				return ps[i].Timestamp > ps[j].Timestamp
+			}
+			return ps[i].SeqNum > ps[j].SeqNum
+		})
+		n := 0
+		var lastTS int64 = -1
+		for _, p := range ps {
+			if masked(p) || p.Timestamp == lastTS {
+				continue
+			}
+			if !tr.Within(p.Timestamp) {
+				continue
+			}
+			lastTS = p.Timestamp
+			if n == maxV {
+				break
+			}
+			n++
+			out[k.row] = append(out[k.row], fmt.Sprintf("%s/%d=%s", k.qual, p.Timestamp, p.Value))
+		}
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
+}
+
+// sources splits cells over two store files and two memstore segments and
+// returns scanners over them at readPoint.
+func sources(t *testing.T, kvs []*encoding.KeyValue, rng *rand.Rand, readPoint encoding.SeqNum) []KeyValueScanner {
+	parts := make([][]*encoding.KeyValue, 4)
+	for _, kv := range kvs {
+		i := rng.IntN(4)
+		parts[i] = append(parts[i], kv)
+	}
+	var out []KeyValueScanner
+	for i := 0; i < 2; i++ {
+		sort.Slice(parts[i], func(a, b int) bool { return testCmp.CompareKeyValues(parts[i][a], parts[i][b]) < 0 })
+		var buf bytes.Buffer
+		w, err := hfile.NewWriter(&buf, hfile.WriterOptions{BlockSize: 256, Encoding: encoding.EncodingFastDiff})
+		require.NoError(t, err)
+		for _, kv := range parts[i] {
+			require.NoError(t, w.Append(kv))
+		}
+		require.NoError(t, w.Close())
+		r, err := hfile.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "f", hfile.ReaderOptions{})
+		require.NoError(t, err)
+		out = append(out, NewStoreFileScanner(r, readPoint, int64(i), false))
+	}
+	for i := 2; i < 4; i++ {
+		seg := memstore.NewSegment(testCmp)
+		for _, kv := range parts[i] {
+			seg.Add(kv)
+		}
+		out = append(out, NewMemStoreScanner(seg.NewScanner(readPoint), int64(100+i)))
+	}
+	return out
+}
+
+func TestStoreScannerAgainstModel(t *testing.T) {
+	for seed := uint64(0); seed < 60; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 99))
+		kvs := randomStoreCells(rng, 400)
+		readPoint := encoding.SeqNum(200 + rng.IntN(300))
+		o := QueryOptions{MaxVersions: 1 + rng.IntN(3)}
+		if rng.IntN(3) == 0 {
+			o.TimeRange = TimeRange{Min: int64(1 + rng.IntN(4)), Max: int64(4 + rng.IntN(5))}
+		}
+		if rng.IntN(3) == 0 {
+			o.Columns = [][]byte{{byte('a' + rng.IntN(5))}, {byte('a' + rng.IntN(5))}}
+			if bytes.Equal(o.Columns[0], o.Columns[1]) {
+				o.Columns = o.Columns[:1]
+			}
+		}
+		if rng.IntN(4) == 0 {
+			o.TTLMillis, o.NowMillis = 4, 8
+		}
+		want := model(kvs, readPoint, o)
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, readPoint), encoding.FirstOnRow(nil, []byte("r")), o)
+		require.NoError(t, err)
+		got := map[string][]string{}
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			row := string(cells[0].Row)
+			_, dup := got[row]
+			require.False(t, dup, "row %s returned twice", row)
+			for _, c := range cells {
+				require.Equal(t, row, string(c.Row))
+				got[row] = append(got[row], fmt.Sprintf("%s/%d=%s", c.Qualifier, c.Timestamp, c.Value))
+			}
+			sort.Strings(got[row])
+		}
+		ss.Close()
+		require.Equal(t, want, got, "seed %d, options %+v", seed, o)
+	}
+}
+
+func TestStoreScannerStopRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var kvs []*encoding.KeyValue
+	for i := 0; i < 10; i++ {
+		kvs = append(kvs, &encoding.KeyValue{Row: []byte(fmt.Sprintf("r%d", i)), Family: []byte("f"), Timestamp: 1, Type: encoding.TypePut, SeqNum: encoding.SeqNum(i + 1)})
+	}
+	for _, incl := range []bool{false, true} {
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, 100), encoding.FirstOnRow(nil, []byte("r3")),
+			QueryOptions{StopRow: []byte("r6"), StopInclusive: incl})
+		require.NoError(t, err)
+		var rows []string
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			rows = append(rows, string(cells[0].Row))
+		}
+		ss.Close()
+		want := []string{"r3", "r4", "r5"}
+		if incl {
+			want = append(want, "r6")
+		}
+		require.Equal(t, want, rows)
+	}
+}
