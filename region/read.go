@@ -21,47 +21,13 @@ func (r *Region) get(g *Get) (*Result, error) {
 	if len(g.Row) == 0 || len(g.Row) > encoding.MaxRowLen {
 		return nil, errors.Newf("region: row length %d must be 1..%d", len(g.Row), encoding.MaxRowLen)
 	}
-	// Which stores, and which qualifiers of each (nil: the whole family).
-	type want struct {
-		s    *Store
-		cols [][]byte
-	}
-	var wants []want
-	if len(g.Columns) == 0 {
-		for _, s := range r.stores {
-			wants = append(wants, want{s: s})
-		}
-	} else {
-		byName := map[string]*want{}
-		var order []string
-		for _, c := range g.Columns {
-			s := r.byFamily[string(c.Family)]
-			if s == nil {
-				return nil, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", c.Family, r.dir)
-			}
-			w := byName[s.opts.Name]
-			if w == nil {
-				w = &want{s: s, cols: [][]byte{}}
-				byName[s.opts.Name] = w
-				order = append(order, s.opts.Name)
-			}
-			if c.Qualifier == nil {
-				w.cols = nil // whole family wins
-			} else if w.cols != nil {
-				w.cols = append(w.cols, c.Qualifier)
-			}
-		}
-		for _, s := range r.stores { // keep family order
-			if w := byName[s.opts.Name]; w != nil {
-				wants = append(wants, *w)
-			}
-		}
-		_ = order
+	wants, err := r.wantedStores(g.Columns)
+	if err != nil {
+		return nil, err
 	}
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
 	res := &Result{}
-	var keyBuf []byte
 	for _, w := range wants {
 		var bloomQual []byte
 		if len(w.cols) == 1 {
@@ -78,10 +44,9 @@ func (r *Region) get(g *Get) (*Result, error) {
 		maxVersions = min(maxVersions, w.s.opts.MaxVersions)
 		opts := scanner.QueryOptions{
 			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now,
-			Columns: w.cols, StopRow: g.Row, StopInclusive: true,
+			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true,
 		}
-		keyBuf = encoding.FirstOnRow(keyBuf[:0], g.Row)
-		ss, err := scanner.NewStoreScanner(r.cmp, scanners, keyBuf, opts)
+		ss, err := scanner.NewStoreScanner(r.cmp, scanners, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -94,4 +59,45 @@ func (r *Region) get(g *Get) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// storeWant is a store a read touches and the qualifiers it wants of it
+// (nil: all).
+type storeWant struct {
+	s    *Store
+	cols [][]byte
+}
+
+// wantedStores resolves a read's columns to stores, in family order.
+func (r *Region) wantedStores(columns []Column) ([]storeWant, error) {
+	var wants []storeWant
+	if len(columns) == 0 {
+		for _, s := range r.stores {
+			wants = append(wants, storeWant{s: s})
+		}
+		return wants, nil
+	}
+	byName := map[string]*storeWant{}
+	for _, c := range columns {
+		s := r.byFamily[string(c.Family)]
+		if s == nil {
+			return nil, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", c.Family, r.dir)
+		}
+		w := byName[s.opts.Name]
+		if w == nil {
+			w = &storeWant{s: s, cols: [][]byte{}}
+			byName[s.opts.Name] = w
+		}
+		if c.Qualifier == nil {
+			w.cols = nil // the whole family wins
+		} else if w.cols != nil {
+			w.cols = append(w.cols, c.Qualifier)
+		}
+	}
+	for _, s := range r.stores {
+		if w := byName[s.opts.Name]; w != nil {
+			wants = append(wants, *w)
+		}
+	}
+	return wants, nil
 }

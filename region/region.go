@@ -52,6 +52,7 @@ type Region struct {
 	closeOnce  sync.Once
 	bgDone     chan struct{}
 	stop       chan struct{}
+	lock       *os.File // flock on <dir>/.lock while open
 	stats      stats
 	encodedKey []byte
 	tableKey   []byte
@@ -106,30 +107,38 @@ func Open(dir string, o Options) (*Region, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "region: open")
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	desc, err := loadDescriptor(dir, opts)
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	r := &Region{
 		dir: dir, opts: opts, cmp: encoding.InnerStoreComparer,
 		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
 		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
-		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table),
+		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
 	}
 	if desc.Meta {
 		r.cmp = encoding.MetaComparer
 	}
 	tmp := filepath.Join(dir, ".tmp")
 	if err := os.RemoveAll(tmp); err != nil {
+		lock.Close()
 		return nil, errors.Wrap(err, "region: clearing .tmp")
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		lock.Close()
 		return nil, errors.Wrap(err, "region: open")
 	}
 	for _, f := range desc.Families {
 		s, err := openStore(filepath.Join(dir, f.Name), f, r.cmp, opts.BlockCache)
 		if err != nil {
 			r.closeStores()
+			lock.Close()
 			return nil, err
 		}
 		r.stores = append(r.stores, s)
@@ -137,6 +146,7 @@ func Open(dir string, o Options) (*Region, error) {
 	}
 	if err := r.recover(); err != nil {
 		r.closeStores()
+		lock.Close()
 		return nil, err
 	}
 	go r.flusher()
@@ -302,6 +312,7 @@ func (r *Region) Close() error {
 		<-r.bgDone
 		werr := r.wal.Close()
 		r.closeStores()
+		r.lock.Close()
 		err = errors.CombineErrors(ferr, werr)
 	})
 	return err

@@ -292,6 +292,11 @@ func TestReplayAfterAbandon(t *testing.T) {
 	r.closed.Store(true)
 	close(r.stop)
 	<-r.bgDone
+	// A second open of a live region is refused...
+	_, err := Open(dir, Options{})
+	require.ErrorIs(t, err, ErrLocked)
+	// ...and a crashed process's lock goes with it.
+	r.lock.Close()
 
 	r2 := openTest(t, dir, nil)
 	defer r2.Close()

@@ -7,24 +7,34 @@ import (
 )
 
 // KeyValueHeap merges scanners into one sorted stream: HBase's
-// KeyValueHeap. Equal cells (same key and sequence id) come from the
-// scanner with the larger Order first.
+// KeyValueHeap, and with reversed set its ReversedKeyValueHeap, which
+// orders rows descending and the cells within a row ascending. Equal cells
+// (same key and sequence id) come from the scanner with the larger Order
+// first.
 type KeyValueHeap struct {
-	cmp *encoding.Comparer
-	h   scannerHeap
-	all []KeyValueScanner
-	err error
+	cmp    *encoding.Comparer
+	h      scannerHeap
+	all    []KeyValueScanner
+	rowBuf []byte
+	keyBuf []byte
 }
 
 type scannerHeap struct {
-	cmp *encoding.Comparer
-	s   []KeyValueScanner
+	cmp      *encoding.Comparer
+	reversed bool
+	s        []KeyValueScanner
 }
 
 func (h *scannerHeap) Len() int { return len(h.s) }
 func (h *scannerHeap) Less(i, j int) bool {
 	a, b := h.s[i], h.s[j]
-	if c := h.cmp.CompareKeyValues(a.Peek(), b.Peek()); c != 0 {
+	ka, kb := a.Peek(), b.Peek()
+	if h.reversed {
+		if c := h.cmp.CompareRows(ka.Row, kb.Row); c != 0 {
+			return c > 0
+		}
+	}
+	if c := h.cmp.CompareKeyValues(ka, kb); c != 0 {
 		return c < 0
 	}
 	return a.Order() > b.Order()
@@ -40,8 +50,8 @@ func (h *scannerHeap) Pop() any {
 
 // NewKeyValueHeap builds a heap over positioned scanners; exhausted ones are
 // left out (but still closed by Close).
-func NewKeyValueHeap(cmp *encoding.Comparer, scanners []KeyValueScanner) *KeyValueHeap {
-	kh := &KeyValueHeap{cmp: cmp, h: scannerHeap{cmp: cmp}, all: scanners}
+func NewKeyValueHeap(cmp *encoding.Comparer, scanners []KeyValueScanner, reversed bool) *KeyValueHeap {
+	kh := &KeyValueHeap{cmp: cmp, h: scannerHeap{cmp: cmp, reversed: reversed}, all: scanners}
 	kh.rebuild()
 	return kh
 }
@@ -70,8 +80,21 @@ func (kh *KeyValueHeap) Next() error {
 		return nil
 	}
 	top := kh.h.s[0]
+	if kh.h.reversed {
+		kh.rowBuf = append(kh.rowBuf[:0], top.Peek().Row...)
+	}
 	if err := top.Next(); err != nil {
 		return err
+	}
+	if kh.h.reversed {
+		// A scanner leaving the row goes back to the row before it, as in
+		// HBase's ReversedKeyValueHeap.next.
+		if kv := top.Peek(); kv == nil || kh.cmp.CompareRows(kv.Row, kh.rowBuf) != 0 {
+			kh.keyBuf = encoding.FirstOnRow(kh.keyBuf[:0], kh.rowBuf)
+			if err := top.SeekToPreviousRow(kh.keyBuf); err != nil {
+				return err
+			}
+		}
 	}
 	if top.Peek() == nil {
 		heap.Pop(&kh.h)
@@ -110,6 +133,83 @@ func (kh *KeyValueHeap) Reseek(key encoding.Key) error {
 		}
 	}
 	return nil
+}
+
+// SeekToPreviousRow (reverse) moves every scanner at or after key's row to
+// the row before it; scanners already on earlier rows stay.
+func (kh *KeyValueHeap) SeekToPreviousRow(key encoding.Key) error {
+	row := key.Row()
+	for len(kh.h.s) > 0 {
+		top := kh.h.s[0]
+		if kh.cmp.CompareRows(top.Peek().Row, row) < 0 {
+			return nil
+		}
+		if err := top.SeekToPreviousRow(key); err != nil {
+			return err
+		}
+		kh.fixTop(top)
+	}
+	return nil
+}
+
+// BackwardSeek (reverse) moves the scanners in key's row that are before
+// key to the first cell >= key in that row, or to their previous row.
+func (kh *KeyValueHeap) BackwardSeek(key encoding.Key) error {
+	row := key.Row()
+	for len(kh.h.s) > 0 {
+		top := kh.h.s[0]
+		kv := top.Peek()
+		if kh.cmp.CompareRows(kv.Row, row) != 0 || kh.cmp.CompareKeyValueKey(kv, key) >= 0 {
+			return nil
+		}
+		if err := top.BackwardSeek(key); err != nil {
+			return err
+		}
+		kh.fixTop(top)
+	}
+	return nil
+}
+
+// SeekToLastRow positions every scanner on its last row.
+func (kh *KeyValueHeap) SeekToLastRow() error {
+	for _, s := range kh.all {
+		if err := s.SeekToLastRow(); err != nil {
+			return err
+		}
+	}
+	kh.rebuild()
+	return nil
+}
+
+// BackwardSeekAll positions every scanner with BackwardSeek(key): the start
+// of a reverse scan.
+func (kh *KeyValueHeap) BackwardSeekAll(key encoding.Key) error {
+	for _, s := range kh.all {
+		if err := s.BackwardSeek(key); err != nil {
+			return err
+		}
+	}
+	kh.rebuild()
+	return nil
+}
+
+// SeekToPreviousRowAll positions every scanner on the row before key's.
+func (kh *KeyValueHeap) SeekToPreviousRowAll(key encoding.Key) error {
+	for _, s := range kh.all {
+		if err := s.SeekToPreviousRow(key); err != nil {
+			return err
+		}
+	}
+	kh.rebuild()
+	return nil
+}
+
+func (kh *KeyValueHeap) fixTop(top KeyValueScanner) {
+	if top.Peek() == nil {
+		heap.Pop(&kh.h)
+	} else {
+		heap.Fix(&kh.h, 0)
+	}
 }
 
 // Close closes every scanner.

@@ -59,9 +59,18 @@ type QueryOptions struct {
 	NowMillis int64
 	// Columns, if not empty, restricts the read to these qualifiers.
 	Columns [][]byte
+	// StartRow is where the scan starts (inclusive unless StartExclusive);
+	// nil means the first row (the last, reversed).
+	StartRow       []byte
+	StartExclusive bool
 	// StopRow ends the scan (exclusive unless StopInclusive); nil means none.
 	StopRow       []byte
 	StopInclusive bool
+	// Reversed scans rows from the last to the first.
+	Reversed bool
+	// ReuseCells lets the StoreScanner reuse the memory of the cells it
+	// returns: they are then valid only until its next call.
+	ReuseCells bool
 }
 
 // QueryMatcher decides, cell by cell, what a user read sees: HBase's
@@ -131,6 +140,9 @@ func (m *QueryMatcher) PastStop(row []byte) bool {
 		return false
 	}
 	c := m.cmp.CompareRows(row, m.opts.StopRow)
+	if m.opts.Reversed {
+		c = -c
+	}
 	return c > 0 || (c == 0 && !m.opts.StopInclusive)
 }
 

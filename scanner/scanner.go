@@ -19,6 +19,15 @@ type KeyValueScanner interface {
 	// Reseek is Seek for a key at or after the current position; it may be
 	// cheaper.
 	Reseek(key encoding.Key) error
+	// SeekToPreviousRow moves to the first visible cell of the last row
+	// before key's row that has one (reverse scans).
+	SeekToPreviousRow(key encoding.Key) error
+	// SeekToLastRow moves to the first visible cell of the last row that
+	// has one.
+	SeekToLastRow() error
+	// BackwardSeek moves to the first visible cell >= key in key's row, or
+	// else to the previous row's first (reverse scans).
+	BackwardSeek(key encoding.Key) error
 	// Order breaks ties between equal cells of different scanners: the
 	// larger order is the newer source and comes first.
 	Order() int64
@@ -28,9 +37,10 @@ type KeyValueScanner interface {
 
 // MemStoreScanner adapts a memstore segment scanner.
 type MemStoreScanner struct {
-	s     *memstore.SegmentScanner
-	cur   *encoding.KeyValue
-	order int64
+	s      *memstore.SegmentScanner
+	cur    *encoding.KeyValue
+	order  int64
+	keyBuf []byte
 }
 
 // NewMemStoreScanner wraps s; memstore segments are newer than any file, so
@@ -48,23 +58,63 @@ func (m *MemStoreScanner) Seek(k encoding.Key) error {
 	return nil
 }
 func (m *MemStoreScanner) Reseek(k encoding.Key) error { return m.Seek(k) }
-func (m *MemStoreScanner) Order() int64                { return m.order }
-func (m *MemStoreScanner) Close()                      { m.s.Close() }
+
+func (m *MemStoreScanner) SeekToPreviousRow(k encoding.Key) error {
+	m.keyBuf = encoding.FirstOnRow(m.keyBuf[:0], k.Row())
+	m.cur = m.s.SeekLT(m.keyBuf)
+	if m.cur != nil {
+		// Memstore cells are immutable: their row can be kept.
+		m.keyBuf = encoding.FirstOnRow(m.keyBuf[:0], m.cur.Row)
+		m.cur = m.s.SeekGE(m.keyBuf)
+	}
+	return nil
+}
+
+func (m *MemStoreScanner) SeekToLastRow() error {
+	if last := m.s.SeekToLast(); last != nil {
+		m.keyBuf = encoding.FirstOnRow(m.keyBuf[:0], last.Row)
+		m.cur = m.s.SeekGE(m.keyBuf)
+	} else {
+		m.cur = nil
+	}
+	return nil
+}
+
+func (m *MemStoreScanner) BackwardSeek(k encoding.Key) error {
+	m.cur = m.s.SeekGE(k)
+	if m.cur == nil || m.s.Segment().Comparer().CompareRows(m.cur.Row, k.Row()) > 0 {
+		return m.SeekToPreviousRow(k)
+	}
+	return nil
+}
+func (m *MemStoreScanner) Order() int64 { return m.order }
+func (m *MemStoreScanner) Close()       { m.s.Close() }
 
 // StoreFileScanner reads one store file at a read point: HBase's
 // StoreFileScanner over an hfile.Iterator.
 type StoreFileScanner struct {
 	it        *hfile.Iterator
+	r         *hfile.Reader
+	cmp       *encoding.Comparer
 	readPoint encoding.SeqNum
 	order     int64
 	cur       encoding.KeyValue
 	valid     bool
 	seeked    bool // positioned at least once; !valid then means exhausted
+
+	// Reverse scans (HBASE-28043): hint is the key of the last cell of the
+	// row before the current one, found by the seekBefore that positioned
+	// us, so the next step back needs one seekBefore and a cheap forward
+	// reseek. Only keys are copied, never values (HBASE-29103).
+	hint    []byte
+	hasHint bool
+	target  []byte
+	target2 []byte
 }
 
 // NewStoreFileScanner returns an unpositioned scanner of r; call Seek first.
 func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) *StoreFileScanner {
-	return &StoreFileScanner{it: r.NewIterator(cacheBlocks), readPoint: readPoint, order: order}
+	return &StoreFileScanner{it: r.NewIterator(cacheBlocks), r: r, cmp: r.Comparer(), readPoint: readPoint, order: order}
 }
 
 func (s *StoreFileScanner) Peek() *encoding.KeyValue {
@@ -98,6 +148,7 @@ func (s *StoreFileScanner) Next() error {
 }
 
 func (s *StoreFileScanner) Seek(k encoding.Key) error {
+	s.hasHint = false
 	res, err := s.it.SeekTo(k)
 	return s.afterSeek(res, err)
 }
@@ -109,6 +160,7 @@ func (s *StoreFileScanner) Reseek(k encoding.Key) error {
 		}
 		return s.Seek(k)
 	}
+	s.hasHint = false
 	res, err := s.it.Reseek(k)
 	return s.afterSeek(res, err)
 }
@@ -128,4 +180,98 @@ func (s *StoreFileScanner) afterSeek(res int, err error) error {
 	}
 	// Exact, or on the first cell after key.
 	return s.settle(true, nil)
+}
+
+func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
+	s.seeked = true
+	row := k.Row()
+	if s.hasHint && s.cmp.CompareRows(encoding.Key(s.hint).Row(), row) < 0 {
+		// The hint's row is the one before ours: go there directly.
+		s.target = encoding.FirstOnRow(s.target[:0], encoding.Key(s.hint).Row())
+		return s.seekRowSavingHint()
+	}
+	s.target = encoding.FirstOnRow(s.target[:0], row)
+	ok, err := s.it.SeekBefore(s.target)
+	if err != nil || !ok {
+		s.valid, s.hasHint = false, false
+		return err
+	}
+	// On the last cell of the previous row R: aim at R's first cell.
+	s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
+	return s.seekRowSavingHint()
+}
+
+// seekRowSavingHint positions on the first visible cell of the row of
+// s.target (a first-on-row key): one seekBefore, which also yields the hint
+// for the next step back, then a forward reseek. If that row has nothing
+// visible at the read point it steps back a row, and so on.
+func (s *StoreFileScanner) seekRowSavingHint() error {
+	for {
+		ok, err := s.it.SeekBefore(s.target)
+		if err != nil {
+			s.valid = false
+			return err
+		}
+		if ok {
+			s.hint = append(s.hint[:0], s.it.Key()...)
+			s.hasHint = true
+		} else {
+			s.hasHint = false
+			if _, err := s.it.First(); err != nil {
+				s.valid = false
+				return err
+			}
+		}
+		res, err := s.it.Reseek(s.target)
+		if err != nil {
+			s.valid = false
+			return err
+		}
+		ok, err = true, nil
+		if res == encoding.SeekBefore {
+			ok, err = s.it.Next()
+		}
+		targetRow := encoding.Key(s.target).Row()
+		for ; ok && err == nil; ok, err = s.it.Next() {
+			if s.cmp.CompareRows(s.it.Key().Row(), targetRow) != 0 {
+				break // the row has no visible cell
+			}
+			if s.it.SeqNum() <= s.readPoint {
+				s.it.KeyValue(&s.cur)
+				s.valid = true
+				return nil
+			}
+		}
+		if err != nil {
+			s.valid = false
+			return err
+		}
+		if !s.hasHint {
+			s.valid = false
+			return nil
+		}
+		s.target, s.target2 = s.target2, s.target
+		s.target = encoding.FirstOnRow(s.target[:0], encoding.Key(s.hint).Row())
+	}
+}
+
+func (s *StoreFileScanner) SeekToLastRow() error {
+	s.seeked = true
+	last := s.r.LastKey()
+	if last == nil {
+		s.valid, s.hasHint = false, false
+		return nil
+	}
+	s.target = encoding.FirstOnRow(s.target[:0], last.Row())
+	return s.seekRowSavingHint()
+}
+
+func (s *StoreFileScanner) BackwardSeek(k encoding.Key) error {
+	if err := s.Seek(k); err != nil {
+		return err
+	}
+	if !s.valid || s.cmp.CompareRows(s.cur.Row, k.Row()) > 0 {
+		return s.SeekToPreviousRow(k)
+	}
+	return nil
 }

@@ -4,34 +4,56 @@ import (
 	"github.com/regionkv/regionkv/encoding"
 )
 
-// StoreScanner reads one store (column family) forward: it merges the
-// store's scanners in a KeyValueHeap and applies a QueryMatcher. It is
-// HBase's StoreScanner.
+// StoreScanner reads one store (column family): it merges the store's
+// scanners in a KeyValueHeap and applies a QueryMatcher, forward or
+// reversed. It is HBase's StoreScanner and ReversedStoreScanner.
+//
+// A reversed StoreScanner moves between rows only by key: each scanner
+// steps back with SeekToPreviousRow (a seekBefore plus a forward reseek,
+// HBASE-28043), and values are copied only for the cells it returns.
 type StoreScanner struct {
-	heap    *KeyValueHeap
-	matcher *QueryMatcher
-	cmp     *encoding.Comparer
-	keyBuf  []byte
-	done    bool
+	heap     *KeyValueHeap
+	matcher  *QueryMatcher
+	cmp      *encoding.Comparer
+	reversed bool
+	reuse    bool
+	keyBuf   []byte
+	done     bool
+
+	// Arena for returned cells when reusing.
+	kvs []encoding.KeyValue
+	buf []byte
 }
 
-// NewStoreScanner positions scanners at startKey and returns a StoreScanner
-// over them. It takes ownership of the scanners.
-func NewStoreScanner(cmp *encoding.Comparer, scanners []KeyValueScanner, startKey encoding.Key, opts QueryOptions) (*StoreScanner, error) {
-	for _, s := range scanners {
-		if err := s.Seek(startKey); err != nil {
-			for _, s := range scanners {
-				s.Close()
-			}
-			return nil, err
-		}
+// NewStoreScanner positions scanners at opts.StartRow (for a reversed scan,
+// at the last row <= it) and returns a StoreScanner over them. It takes
+// ownership of the scanners.
+func NewStoreScanner(cmp *encoding.Comparer, scanners []KeyValueScanner, opts QueryOptions) (*StoreScanner, error) {
+	s := &StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, matcher: NewQueryMatcher(cmp, opts)}
+	s.heap = NewKeyValueHeap(cmp, scanners, opts.Reversed)
+	var err error
+	switch {
+	case !opts.Reversed && opts.StartExclusive:
+		err = s.heap.Seek(encoding.LastOnRow(nil, opts.StartRow))
+	case !opts.Reversed:
+		err = s.heap.Seek(encoding.FirstOnRow(nil, opts.StartRow))
+	case opts.StartRow == nil:
+		err = s.heap.SeekToLastRow()
+	case opts.StartExclusive:
+		err = s.heap.SeekToPreviousRowAll(encoding.FirstOnRow(nil, opts.StartRow))
+	default:
+		err = s.heap.BackwardSeekAll(encoding.FirstOnRow(nil, opts.StartRow))
 	}
-	return &StoreScanner{heap: NewKeyValueHeap(cmp, scanners), matcher: NewQueryMatcher(cmp, opts), cmp: cmp}, nil
+	if err != nil {
+		s.heap.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // PeekRow returns the row of the next cell the scanner will consider, nil
 // when it is done. A region scanner uses it to pick the next row across
-// families.
+// families. The slice is valid until the scanner moves.
 func (s *StoreScanner) PeekRow() []byte {
 	if s.done {
 		return nil
@@ -44,19 +66,39 @@ func (s *StoreScanner) PeekRow() []byte {
 	return kv.Row
 }
 
-// SeekRow moves forward to the first cell of row (or the next row after it).
+// SeekRow moves to row, or the next row after it in the scan's direction,
+// skipping what lies between. Moving against the direction is not allowed.
 func (s *StoreScanner) SeekRow(row []byte) error {
 	s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], row)
+	if s.reversed {
+		if kv := s.heap.Peek(); kv != nil && s.cmp.CompareRows(kv.Row, row) > 0 {
+			return s.heap.SeekToPreviousRow(encoding.LastOnRow(s.keyBuf[:0], row))
+		}
+		return nil
+	}
 	return s.heap.Reseek(s.keyBuf)
 }
 
-// NextRow appends copies of the matching cells of the next row to dst and
-// returns it; it returns dst unchanged with ok false when the scan is done.
-// A row with no matching cells is skipped.
+// SkipRow moves past the row the scanner is at.
+func (s *StoreScanner) SkipRow() error {
+	kv := s.heap.Peek()
+	if kv == nil {
+		return nil
+	}
+	if s.reversed {
+		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], kv.Row)
+		return s.heap.SeekToPreviousRow(s.keyBuf)
+	}
+	s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], kv.Row)
+	return s.heap.Reseek(s.keyBuf)
+}
+
+// NextRow appends the matching cells of the next row with any to dst and
+// returns it; ok is false when the scan is done. With ReuseCells the cells
+// are valid until the next call.
 func (s *StoreScanner) NextRow(dst []*encoding.KeyValue) (_ []*encoding.KeyValue, ok bool, err error) {
 	for {
-		row := s.PeekRow()
-		if row == nil {
+		if s.PeekRow() == nil {
 			return dst, false, nil
 		}
 		n := len(dst)
@@ -76,6 +118,9 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 	if kv == nil {
 		return dst, nil
 	}
+	if s.reuse {
+		s.kvs, s.buf = s.kvs[:0], s.buf[:0]
+	}
 	s.matcher.SetRow(kv.Row)
 	row := s.matcher.Row()
 	for {
@@ -86,13 +131,13 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		var err error
 		switch s.matcher.Match(kv) {
 		case MatchInclude:
-			dst = append(dst, kv.Clone())
+			dst = append(dst, s.copyCell(kv))
 			err = s.heap.Next()
 		case MatchIncludeAndSeekNextCol:
-			dst = append(dst, kv.Clone())
+			dst = append(dst, s.copyCell(kv))
 			err = s.seekNextCol(kv)
 		case MatchIncludeAndSeekNextRow:
-			dst = append(dst, kv.Clone())
+			dst = append(dst, s.copyCell(kv))
 			err = s.seekNextRow()
 		case MatchSkip:
 			err = s.heap.Next()
@@ -102,7 +147,7 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			err = s.seekNextRow()
 		case MatchSeekToColumnHint:
 			s.keyBuf = encoding.FirstOnRowCol(s.keyBuf[:0], row, kv.Family, s.matcher.NextColumnHint())
-			err = s.heap.Reseek(s.keyBuf)
+			err = s.seekInRow(s.keyBuf)
 		case MatchDone:
 			s.done = true
 			return dst, nil
@@ -113,12 +158,42 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 	}
 }
 
+// copyCell copies a cell the scanner returns; only now is its value copied.
+func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
+	if !s.reuse {
+		return kv.Clone()
+	}
+	take := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		n := len(s.buf)
+		s.buf = append(s.buf, b...)
+		return s.buf[n:len(s.buf):len(s.buf)]
+	}
+	s.kvs = append(s.kvs, encoding.KeyValue{Row: take(kv.Row), Family: take(kv.Family), Qualifier: take(kv.Qualifier),
+		Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum, Value: take(kv.Value), Tags: take(kv.Tags)})
+	return &s.kvs[len(s.kvs)-1]
+}
+
+// seekInRow moves forward to key within the current row.
+func (s *StoreScanner) seekInRow(key encoding.Key) error {
+	if s.reversed {
+		return s.heap.BackwardSeek(key)
+	}
+	return s.heap.Reseek(key)
+}
+
 func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], kv.Row, kv.Family, kv.Qualifier)
-	return s.heap.Reseek(s.keyBuf)
+	return s.seekInRow(s.keyBuf)
 }
 
 func (s *StoreScanner) seekNextRow() error {
+	if s.reversed {
+		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], s.matcher.Row())
+		return s.heap.SeekToPreviousRow(s.keyBuf)
+	}
 	s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], s.matcher.Row())
 	return s.heap.Reseek(s.keyBuf)
 }

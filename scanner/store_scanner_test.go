@@ -161,7 +161,7 @@ func sources(t *testing.T, kvs []*encoding.KeyValue, rng *rand.Rand, readPoint e
 }
 
 func TestStoreScannerAgainstModel(t *testing.T) {
-	for seed := uint64(0); seed < 60; seed++ {
+	for seed := uint64(0); seed < 200; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		kvs := randomStoreCells(rng, 400)
 		readPoint := encoding.SeqNum(200 + rng.IntN(300))
@@ -178,10 +178,26 @@ func TestStoreScannerAgainstModel(t *testing.T) {
 		if rng.IntN(4) == 0 {
 			o.TTLMillis, o.NowMillis = 4, 8
 		}
+		o.Reversed = rng.IntN(2) == 0
+		if rng.IntN(2) == 0 {
+			o.StartRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
+			o.StartExclusive = rng.IntN(2) == 0
+		}
+		if rng.IntN(2) == 0 {
+			o.StopRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
+			o.StopInclusive = rng.IntN(2) == 0
+		}
+		o.ReuseCells = rng.IntN(2) == 0
 		want := model(kvs, readPoint, o)
-		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, readPoint), encoding.FirstOnRow(nil, []byte("r")), o)
+		for row := range want {
+			if !inRange([]byte(row), o) {
+				delete(want, row)
+			}
+		}
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, readPoint), o)
 		require.NoError(t, err)
 		got := map[string][]string{}
+		var order []string
 		for {
 			cells, ok, err := ss.NextRow(nil)
 			require.NoError(t, err)
@@ -189,6 +205,11 @@ func TestStoreScannerAgainstModel(t *testing.T) {
 				break
 			}
 			row := string(cells[0].Row)
+			if len(order) > 0 {
+				last := order[len(order)-1]
+				require.Equal(t, o.Reversed, row < last, "seed %d: row %s after %s (reversed=%t)", seed, row, last, o.Reversed)
+			}
+			order = append(order, row)
 			_, dup := got[row]
 			require.False(t, dup, "row %s returned twice", row)
 			for _, c := range cells {
@@ -202,6 +223,29 @@ func TestStoreScannerAgainstModel(t *testing.T) {
 	}
 }
 
+// inRange applies a scan's start and stop rows.
+func inRange(row []byte, o QueryOptions) bool {
+	if o.StartRow != nil {
+		c := bytes.Compare(row, o.StartRow)
+		if o.Reversed {
+			c = -c
+		}
+		if c < 0 || (c == 0 && o.StartExclusive) {
+			return false
+		}
+	}
+	if o.StopRow != nil {
+		c := bytes.Compare(row, o.StopRow)
+		if o.Reversed {
+			c = -c
+		}
+		if c > 0 || (c == 0 && !o.StopInclusive) {
+			return false
+		}
+	}
+	return true
+}
+
 func TestStoreScannerStopRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	var kvs []*encoding.KeyValue
@@ -209,8 +253,8 @@ func TestStoreScannerStopRow(t *testing.T) {
 		kvs = append(kvs, &encoding.KeyValue{Row: []byte(fmt.Sprintf("r%d", i)), Family: []byte("f"), Timestamp: 1, Type: encoding.TypePut, SeqNum: encoding.SeqNum(i + 1)})
 	}
 	for _, incl := range []bool{false, true} {
-		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, 100), encoding.FirstOnRow(nil, []byte("r3")),
-			QueryOptions{StopRow: []byte("r6"), StopInclusive: incl})
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, 100),
+			QueryOptions{StartRow: []byte("r3"), StopRow: []byte("r6"), StopInclusive: incl})
 		require.NoError(t, err)
 		var rows []string
 		for {

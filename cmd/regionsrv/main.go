@@ -19,6 +19,7 @@ type command struct {
 var commands = []command{
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", runHFile},
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", runWAL},
+	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
 }
 
 func usage(w io.Writer) {

@@ -1,0 +1,544 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/region"
+	"github.com/regionkv/regionkv/wal"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// runPE is `regionsrv pe [options] COMMAND NCLIENTS`, modelled on `hbase pe
+// --nomapred` (HBase's PerformanceEvaluation run in-process): NCLIENTS
+// goroutines run COMMAND against an embedded region in --dir, table
+// TestTable with families info0..info<families-1>, qualifiers
+// "0".."columns-1" and 26-digit row keys. It prints a summary and, with
+// --json, one JSON object on the last line of stdout. Bad options exit 2; an
+// operation that fails stops the run and exits 1.
+func runPE(args []string, stdout, stderr io.Writer) int {
+	o, code := parsePEOptions(args, stderr)
+	if o == nil {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := o.run(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "regionsrv pe: %s: %v\n", o.cmd.name, err)
+		return 1
+	}
+	res.print(stdout, o.json)
+	if res.interrupted {
+		fmt.Fprintln(stderr, "regionsrv pe: interrupted")
+		return 130
+	}
+	return 0
+}
+
+// peDefaultRows is the default --rows. HBase's is 1048576 (a gigabyte of
+// 1000-byte values per client); ours is a tenth of that, so a laptop run
+// with a few clients takes seconds and a few hundred megabytes.
+const peDefaultRows = 100_000
+
+// peMaxLatency caps the latency histograms; slower operations count as this.
+const peMaxLatency = time.Hour
+
+// peOptions are the parsed options of one pe run.
+type peOptions struct {
+	cmd          *peCommand
+	clients      int
+	rows         int64 // per client
+	rowsSet      bool  // --rows was given
+	valueSize    int
+	families     []region.FamilyOptions
+	columns      int
+	durability   wal.Durability
+	config       [][2]string // -D key=value, in order
+	duration     time.Duration
+	keySpace     int64
+	distribution string
+	json         bool
+	seed         uint64
+	dir          string
+}
+
+// peDefines collects repeated -D key=value flags.
+type peDefines [][2]string
+
+func (d *peDefines) String() string { return "" }
+
+func (d *peDefines) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return errors.Newf("want key=value, got %q", s)
+	}
+	*d = append(*d, [2]string{k, v})
+	return nil
+}
+
+// parsePEOptions parses pe's arguments. It returns nil and the exit code
+// when the run should not start (2 for bad usage, 0 for -h).
+func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
+	fs := flag.NewFlagSet("pe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rows := fs.Int64("rows", peDefaultRows, "rows per client; the table holds rows × NCLIENTS rows (HBase's default: 1048576)")
+	valueSize := fs.Int("valueSize", 1000, "bytes per value")
+	blockEncoding := fs.String("blockEncoding", "NONE", "DATA_BLOCK_ENCODING of the families: NONE, PREFIX or FAST_DIFF")
+	compress := fs.String("compress", "NONE", "COMPRESSION of the families: NONE, GZ, SNAPPY or ZSTD")
+	families := fs.Int("families", 1, "number of column families, named info0, info1, ...")
+	columns := fs.Int("columns", 1, "columns per family, qualifiers 0, 1, ...")
+	writeToWAL := fs.Bool("writeToWAL", true, "log writes to the WAL; false writes with SKIP_WAL (-D hbase.wal.durability=... sets the level otherwise)")
+	bloomFilter := fs.String("bloomFilter", "ROW", "BLOOMFILTER of the families: NONE, ROW or ROWCOL")
+	inMemory := fs.Bool("inmemory", false, "IN_MEMORY of the families: in-memory priority in the block cache")
+	var defines peDefines
+	fs.Var(&defines, "D", "HBase configuration `key=value` for the region (repeatable), e.g. -D hbase.hregion.memstore.flush.size=67108864")
+	duration := fs.Duration("duration", 0, "stop after this long (e.g. 10s); without an explicit --rows, clients run until then")
+	keySpace := fs.Int64("keySpace", 0, "random commands pick among rows [0, keySpace) (default: rows × NCLIENTS); increment, append and checkAndPut pick at random among them")
+	distribution := fs.String("requestDistribution", distUniform, "how random commands pick rows: uniform, zipfian (YCSB's, over the key space) or latest (zipfian, most recently written rows first)")
+	jsonOut := fs.Bool("json", false, "print one JSON object with the results on the last line")
+	seed := fs.Uint64("seed", 0, "random seed for row choice and values (default: from the clock; printed in the summary)")
+	dir := fs.String("dir", "", "region directory; reused by later runs (default: a temporary directory, removed at the end)")
+	fs.Bool("nomapred", true, "accepted for compatibility with hbase pe --nomapred: pe always runs its clients in-process")
+	fs.Usage = func() { peUsage(stderr, fs) }
+	bad := func(format string, args ...any) (*peOptions, int) {
+		fmt.Fprintf(stderr, "regionsrv pe: "+format+"\n", args...)
+		fs.Usage()
+		return nil, 2
+	}
+
+	// Options may come before or after COMMAND NCLIENTS.
+	var positional []string
+	for rest := expandDefines(args); ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, 2
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional, rest = append(positional, rest[0]), rest[1:]
+	}
+	if len(positional) != 2 {
+		return bad("want COMMAND NCLIENTS, got %d arguments", len(positional))
+	}
+	o := &peOptions{
+		cmd: lookupPECommand(positional[0]), rows: *rows, valueSize: *valueSize, columns: *columns,
+		duration: *duration, keySpace: *keySpace, distribution: strings.ToLower(*distribution),
+		json: *jsonOut, seed: *seed, dir: *dir, config: defines,
+	}
+	if o.cmd == nil {
+		return bad("unknown command %q", positional[0])
+	}
+	var err error
+	if o.clients, err = strconv.Atoi(positional[1]); err != nil || o.clients < 1 {
+		return bad("NCLIENTS must be a positive integer, got %q", positional[1])
+	}
+	fs.Visit(func(f *flag.Flag) { o.rowsSet = o.rowsSet || f.Name == "rows" })
+	switch {
+	case o.rows < 1:
+		return bad("--rows must be at least 1")
+	case o.rows > math.MaxInt64/int64(o.clients):
+		return bad("--rows × NCLIENTS overflows")
+	case o.valueSize < 1:
+		return bad("--valueSize must be at least 1")
+	case *families < 1 || *families > 100:
+		return bad("--families must be 1..100")
+	case o.columns < 1:
+		return bad("--columns must be at least 1")
+	case o.duration < 0:
+		return bad("--duration must not be negative")
+	case o.keySpace < 0:
+		return bad("--keySpace must not be negative")
+	case o.cmd.pick == pickSequential && (o.keySpace != 0 || o.distribution != distUniform):
+		return bad("--keySpace and --requestDistribution apply to random commands, not %s", o.cmd.name)
+	}
+	if _, err := newKeyChooser(o.distribution, 1, 1, 1); err != nil {
+		return bad("--requestDistribution: %v", err)
+	}
+	fam := region.FamilyOptions{InMemory: *inMemory}
+	if fam.Encoding, err = encoding.ParseDataBlockEncoding(*blockEncoding); err == nil {
+		_, err = encoding.NewBlockEncoder(fam.Encoding, encoding.BlockFormat{})
+	}
+	if err != nil {
+		return bad("--blockEncoding: %v", err)
+	}
+	if fam.Compression, err = hfile.ParseCompression(*compress); err == nil {
+		err = fam.Compression.Supported()
+	}
+	if err != nil {
+		return bad("--compress: %v", err)
+	}
+	if fam.Bloom, err = hfile.ParseBloomType(*bloomFilter); err != nil {
+		return bad("--bloomFilter: %v", err)
+	}
+	fam.NoBloom = fam.Bloom == hfile.BloomNone
+	for i := 0; i < *families; i++ {
+		f := fam
+		f.Name = peFamilyName(i)
+		o.families = append(o.families, f)
+	}
+	o.durability = wal.UseDefault
+	if !*writeToWAL {
+		o.durability = wal.SkipWAL
+	}
+	var scratch region.Options
+	for _, kv := range o.config {
+		if err := scratch.SetConfig(kv[0], kv[1]); err != nil {
+			return bad("-D %s=%s: %v", kv[0], kv[1], err)
+		}
+	}
+	if o.seed == 0 {
+		o.seed = uint64(time.Now().UnixNano())
+	}
+	return o, 0
+}
+
+// expandDefines splits Hadoop-style "-Dkey=value" into "-D" "key=value".
+func expandDefines(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if strings.HasPrefix(a, "-D") && len(a) > 2 && a[2] != '=' {
+			out = append(out, "-D", a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func peUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: regionsrv pe [options] COMMAND NCLIENTS")
+	fmt.Fprintln(w, "Runs NCLIENTS concurrent clients of COMMAND against an embedded region (like `hbase pe --nomapred`).")
+	fmt.Fprintln(w, "commands:")
+	for _, c := range peCommands {
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.usage)
+	}
+	fmt.Fprintln(w, "options:")
+	fs.PrintDefaults()
+}
+
+// regionOptions returns the options to open TestTable's region with.
+func (o *peOptions) regionOptions() region.Options {
+	ro := region.Options{Table: "TestTable", Families: o.families}
+	for _, kv := range o.config {
+		_ = ro.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
+	}
+	return ro
+}
+
+// peResult is what a run measured.
+type peResult struct {
+	command     string
+	clients     int
+	ops         int64
+	elapsed     time.Duration
+	flush       time.Duration // the final flush of write commands
+	hist        *hdrhistogram.Histogram
+	stats       region.Stats
+	seed        uint64
+	stopped     string // why the run ended before its rows were done, if it did
+	interrupted bool
+}
+
+// run opens the region, runs the clients and flushes.
+func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, err error) {
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "regionsrv-pe-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	ro := o.regionOptions()
+	if o.cmd.read {
+		// Read the table as it was written: keep its stored family settings.
+		if _, err := os.Stat(filepath.Join(dir, ".regioninfo")); err == nil {
+			ro.Families = nil
+		}
+	}
+	r, err := region.Open(dir, ro)
+	if err != nil {
+		return nil, errors.Wrapf(err, "opening the region in %s", dir)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			_ = r.Close() // the run already failed; report that error
+		}
+	}()
+	if o.cmd.read {
+		if st := r.Stats(); st.StoreFiles == 0 && st.MemStoreSize == 0 {
+			if o.dir == "" {
+				return nil, errors.New("no table to read: give the --dir of an earlier write run (e.g. sequentialWrite with the same --rows and NCLIENTS)")
+			}
+			return nil, errors.Newf("the table in %s is empty: run a write command (e.g. sequentialWrite) with the same --dir, --rows and NCLIENTS first", dir)
+		}
+	}
+	t := &peTable{
+		r: r, cmd: o.cmd, valueSize: o.valueSize, durability: o.durability, rows: o.rows,
+		randomCAS: o.keySpace != 0 || o.distribution != distUniform,
+	}
+	for _, f := range o.families {
+		t.families = append(t.families, []byte(f.Name))
+	}
+	for i := 0; i < o.columns; i++ {
+		t.qualifiers = append(t.qualifiers, []byte(strconv.Itoa(i)))
+	}
+	keySpace := o.keySpace
+	if keySpace == 0 {
+		keySpace = o.rows * int64(o.clients)
+	}
+	if t.keys, err = newKeyChooser(o.distribution, keySpace, o.rows, o.clients); err != nil {
+		return nil, err
+	}
+
+	res = &peResult{command: o.cmd.name, clients: o.clients, seed: o.seed}
+	limit := o.rows // operations per client; -1 runs until --duration
+	if o.duration > 0 && !o.rowsSet {
+		limit = -1
+	}
+	clients := make([]*peWorker, o.clients)
+	for i := range clients {
+		clients[i] = &peWorker{
+			peClient: peClient{t: t, id: int64(i), rng: rand.New(rand.NewPCG(o.seed, uint64(i)))},
+			hist:     hdrhistogram.New(1, int64(peMaxLatency), 3),
+		}
+	}
+	var (
+		stop     atomic.Bool
+		misses   atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		why      atomic.Pointer[string]
+	)
+	halt := func(reason string) {
+		why.CompareAndSwap(nil, &reason)
+		stop.Store(true)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-runCtx.Done()
+		if ctx.Err() != nil {
+			halt("interrupted")
+		}
+	}()
+
+	start := time.Now()
+	if o.duration > 0 {
+		timer := time.AfterFunc(o.duration, func() { halt("--duration " + o.duration.String() + " reached") })
+		defer timer.Stop()
+	}
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.run(limit, &stop, &misses); err != nil {
+				errOnce.Do(func() { firstErr = err })
+				halt("error")
+			}
+		}()
+	}
+	progressDone := o.progress(stderr, clients, limit)
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	progressDone()
+
+	for _, c := range clients {
+		res.ops += c.ops.Load()
+	}
+	if firstErr != nil {
+		if errors.Is(firstErr, errMiss) {
+			return nil, errors.Newf("%v (%d of %d reads missed; was the table written with the same --rows, NCLIENTS, --families and --columns?)",
+				firstErr, misses.Load(), res.ops+misses.Load())
+		}
+		return nil, firstErr
+	}
+	if p := why.Load(); p != nil {
+		res.stopped = *p
+		res.interrupted = *p == "interrupted"
+	}
+	res.hist = clients[0].hist
+	for _, c := range clients[1:] {
+		res.hist.Merge(c.hist)
+	}
+	if o.cmd.write {
+		flushStart := time.Now()
+		if err := r.Flush(); err != nil {
+			return nil, errors.Wrap(err, "flushing")
+		}
+		res.flush = time.Since(flushStart)
+	}
+	res.stats = r.Stats()
+	closed = true
+	if err := r.Close(); err != nil {
+		return nil, errors.Wrap(err, "closing the region")
+	}
+	return res, nil
+}
+
+// peWorker is a client with its measurements.
+type peWorker struct {
+	peClient
+	ops  atomic.Int64 // read by the progress bar
+	hist *hdrhistogram.Histogram
+}
+
+// run performs up to limit operations (limit < 0: until stopped).
+func (w *peWorker) run(limit int64, stop *atomic.Bool, misses *atomic.Int64) error {
+	for n := int64(0); limit < 0 || n < limit; n++ {
+		if stop.Load() {
+			return nil
+		}
+		row := w.row(n)
+		took, err := w.t.cmd.op(&w.peClient, row)
+		if err != nil {
+			if errors.Is(err, errMiss) {
+				misses.Add(1)
+			}
+			return errors.Wrapf(err, "client %d, row %s", w.id, peRowKey(row))
+		}
+		_ = w.hist.RecordValue(min(max(took.Nanoseconds(), 1), int64(peMaxLatency)))
+		w.ops.Add(1)
+	}
+	return nil
+}
+
+// progress draws a progress bar on stderr while the clients run, if stderr
+// is a terminal. The returned function stops and clears it.
+func (o *peOptions) progress(stderr io.Writer, clients []*peWorker, limit int64) func() {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	total := int64(-1)
+	if limit >= 0 {
+		total = limit * int64(len(clients))
+	}
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription(o.cmd.name),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("ops"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				_ = bar.Clear()
+				_ = bar.Exit()
+				return
+			case <-tick.C:
+				var n int64
+				for _, c := range clients {
+					n += c.ops.Load()
+				}
+				_ = bar.Set64(n)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// peJSON is the --json line; its keys are part of pe's stable interface
+// (docs/design.md, "Command line").
+type peJSON struct {
+	Command    string         `json:"command"`
+	Clients    int            `json:"clients"`
+	Ops        int64          `json:"ops"`
+	Seconds    float64        `json:"seconds"`
+	OpsPerSec  float64        `json:"opsPerSec"`
+	LatencyUs  peLatency      `json:"latencyUs"`
+	BlockCache map[string]any `json:"blockCache"` // empty until the region has a block cache
+}
+
+// peLatency holds latency percentiles in microseconds.
+type peLatency struct {
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+func (r *peResult) latency() peLatency {
+	us := func(ns int64) float64 { return math.Round(float64(ns)/100) / 10 }
+	if r.hist.TotalCount() == 0 {
+		return peLatency{}
+	}
+	return peLatency{
+		P50: us(r.hist.ValueAtPercentile(50)), P95: us(r.hist.ValueAtPercentile(95)),
+		P99: us(r.hist.ValueAtPercentile(99)), P999: us(r.hist.ValueAtPercentile(99.9)),
+		Max: us(r.hist.Max()),
+	}
+}
+
+func (r *peResult) opsPerSec() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return math.Round(float64(r.ops)/r.elapsed.Seconds()*10) / 10
+}
+
+// print writes the summary and, with asJSON, the JSON line last.
+func (r *peResult) print(w io.Writer, asJSON bool) {
+	lat := r.latency()
+	fmt.Fprintf(w, "%s: %d clients, %d ops in %.3fs: %.1f ops/s", r.command, r.clients, r.ops, r.elapsed.Seconds(), r.opsPerSec())
+	if r.stopped != "" {
+		fmt.Fprintf(w, " (%s)", r.stopped)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "latency µs: p50 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", lat.P50, lat.P95, lat.P99, lat.P999, lat.Max)
+	if r.flush > 0 {
+		fmt.Fprintf(w, "flush: %.3fs\n", r.flush.Seconds())
+	}
+	fmt.Fprintf(w, "region: %+v\n", r.stats)
+	fmt.Fprintf(w, "seed: %d\n", r.seed)
+	if !asJSON {
+		return
+	}
+	b, err := json.Marshal(peJSON{
+		Command: r.command, Clients: r.clients, Ops: r.ops,
+		Seconds: math.Round(r.elapsed.Seconds()*1e6) / 1e6, OpsPerSec: r.opsPerSec(),
+		LatencyUs: lat, BlockCache: map[string]any{},
+	})
+	if err != nil { // cannot happen: every field marshals
+		panic(errors.AssertionFailedf("pe: marshalling the result: %v", err))
+	}
+	fmt.Fprintln(w, string(b))
+}

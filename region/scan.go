@@ -1,0 +1,205 @@
+package region
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/scanner"
+)
+
+// Scan reads a range of rows: HBase's Scan.
+type Scan struct {
+	// StartRow (inclusive unless StartExclusive) and StopRow (exclusive
+	// unless StopInclusive); nil means unbounded. A reversed scan starts at
+	// StartRow and goes down to StopRow.
+	StartRow       []byte
+	StartExclusive bool
+	StopRow        []byte
+	StopInclusive  bool
+	Reversed       bool
+	// Columns, MaxVersions and TimeRange as for Get.
+	Columns     []Column
+	MaxVersions int
+	TimeRange   scanner.TimeRange
+	// Limit is the most rows to return; 0 means all.
+	Limit int
+	// StoreLimit and StoreOffset are HBase's maxResultsPerColumnFamily and
+	// rowOffsetPerColumnFamily: per row and family, skip StoreOffset cells
+	// then return at most StoreLimit (0: no limit).
+	StoreLimit  int
+	StoreOffset int
+	// Batch splits rows into Results of at most this many cells (HBase's
+	// setBatch); 0 means whole rows.
+	Batch int
+	// MaxResultSize, with AllowPartialResults, splits a row into Results of
+	// about this many bytes; 0 means no limit.
+	MaxResultSize       int64
+	AllowPartialResults bool
+	// NoCacheBlocks keeps the data blocks this scan reads out of the block
+	// cache (HBase's setCacheBlocks(false)), for big one-off scans.
+	NoCacheBlocks bool
+}
+
+// ScanResult is one row, or part of a row when the scan splits rows.
+type ScanResult struct {
+	Result
+	// Partial is set on every part of a split row but the last.
+	Partial bool
+}
+
+// Scanner iterates over the rows of a Scan at the read point of its
+// creation: it sees a consistent snapshot while writes, flushes and
+// compactions go on. It is HBase's RegionScanner. Not safe for concurrent
+// use; Close it when done.
+type Scanner struct {
+	r       *Region
+	scan    Scan
+	stores  []*scanner.StoreScanner
+	rows    int
+	pending []*encoding.KeyValue // rest of a row being split
+	done    bool
+	closed  bool
+}
+
+// NewScanner opens a scanner over s.
+func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	wants, err := r.wantedStores(s.Columns)
+	if err != nil {
+		return nil, err
+	}
+	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
+	now := r.now()
+	sc := &Scanner{r: r, scan: *s}
+	for _, w := range wants {
+		scanners, err := w.s.scanners(readPoint, nil, nil, !s.NoCacheBlocks)
+		if err != nil {
+			sc.Close()
+			return nil, err
+		}
+		maxVersions := s.MaxVersions
+		if maxVersions <= 0 {
+			maxVersions = 1
+		}
+		ss, err := scanner.NewStoreScanner(r.cmp, scanners, scanner.QueryOptions{
+			MaxVersions: min(maxVersions, w.s.opts.MaxVersions), TimeRange: s.TimeRange,
+			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
+			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
+			Reversed: s.Reversed,
+		})
+		if err != nil {
+			sc.Close()
+			return nil, errors.Wrapf(err, "region %s: scan", r.dir)
+		}
+		sc.stores = append(sc.stores, ss)
+	}
+	return sc, nil
+}
+
+// Next returns the next row (or part of one), or nil at the end.
+func (sc *Scanner) Next() (*ScanResult, error) {
+	if sc.closed {
+		return nil, errors.New("region: scanner closed")
+	}
+	if len(sc.pending) > 0 {
+		return sc.emit(sc.pending), nil
+	}
+	for !sc.done {
+		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
+			sc.done = true
+			break
+		}
+		// The next row is the smallest (largest, reversed) any family is at.
+		var row []byte
+		for _, ss := range sc.stores {
+			pr := ss.PeekRow()
+			if pr == nil {
+				continue
+			}
+			if row == nil {
+				row = pr
+				continue
+			}
+			c := sc.r.cmp.CompareRows(pr, row)
+			if (c < 0) != sc.scan.Reversed && c != 0 {
+				row = pr
+			}
+		}
+		if row == nil {
+			sc.done = true
+			break
+		}
+		row = append([]byte(nil), row...)
+		var cells []*encoding.KeyValue
+		for _, ss := range sc.stores {
+			pr := ss.PeekRow()
+			if pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
+				continue
+			}
+			n := len(cells)
+			var err error
+			if cells, err = ss.Row(cells); err != nil {
+				return nil, errors.Wrapf(err, "region %s: scan", sc.r.dir)
+			}
+			cells = applyStoreLimits(cells, n, sc.scan.StoreOffset, sc.scan.StoreLimit)
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		sc.rows++
+		return sc.emit(cells), nil
+	}
+	return nil, nil
+}
+
+// applyStoreLimits keeps, of the family's cells cells[from:], StoreLimit
+// cells after skipping StoreOffset.
+func applyStoreLimits(cells []*encoding.KeyValue, from, offset, limit int) []*encoding.KeyValue {
+	fam := cells[from:]
+	if offset > 0 {
+		if offset >= len(fam) {
+			fam = fam[:0]
+		} else {
+			fam = fam[offset:]
+		}
+	}
+	if limit > 0 && len(fam) > limit {
+		fam = fam[:limit]
+	}
+	return append(cells[:from], fam...)
+}
+
+// emit returns the first Result of cells, splitting by Batch and
+// MaxResultSize, and keeps the rest pending.
+func (sc *Scanner) emit(cells []*encoding.KeyValue) *ScanResult {
+	n := len(cells)
+	if sc.scan.Batch > 0 && n > sc.scan.Batch {
+		n = sc.scan.Batch
+	}
+	if sc.scan.AllowPartialResults && sc.scan.MaxResultSize > 0 {
+		var size int64
+		for i := 0; i < n; i++ {
+			size += int64(len(cells[i].Row) + len(cells[i].Family) + len(cells[i].Qualifier) + len(cells[i].Value) + 20)
+			if size >= sc.scan.MaxResultSize {
+				n = i + 1
+				break
+			}
+		}
+	}
+	res := &ScanResult{Result: Result{Cells: cells[:n:n]}}
+	sc.pending = cells[n:]
+	res.Partial = len(sc.pending) > 0
+	return res
+}
+
+// Close releases the scanner.
+func (sc *Scanner) Close() {
+	if sc.closed {
+		return
+	}
+	sc.closed = true
+	for _, ss := range sc.stores {
+		ss.Close()
+	}
+}
