@@ -113,6 +113,7 @@ func (r *Region) flush() error {
 		return errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
 	}
 	if files > 0 {
+		r.requestCompaction()
 		r.stats.flushes.Add(1)
 		r.stats.flushedBytes.Add(flushed)
 		slog.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))

@@ -1,6 +1,7 @@
 package region
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -100,6 +101,19 @@ type Options struct {
 	Durability wal.Durability
 	// WALRollSize is the size at which WAL segments roll.
 	WALRollSize int64
+	// Compaction: HBase's hbase.hstore.compaction.min / .max / .ratio /
+	// .min.size (default FlushSize) / .max.size, hbase.hregion.majorcompaction
+	// (negative disables periodic major compactions) and the throughput
+	// limit in bytes per second (negative: unlimited).
+	CompactionMin         int
+	CompactionMax         int
+	CompactionRatio       float64
+	CompactionMinSize     int64
+	CompactionMaxSize     int64
+	MajorCompactionPeriod time.Duration
+	CompactionThroughput  int64
+	// DisableAutoCompaction leaves compaction to explicit Compact calls.
+	DisableAutoCompaction bool
 	// BlockCache, if set, caches store file blocks.
 	BlockCache hfile.Cache
 	// Now returns the current time (for timestamps and TTL); time.Now if nil.
@@ -141,6 +155,51 @@ func (o *Options) SetConfig(key, value string) error {
 			return err
 		}
 		o.WALRollSize = v
+	case "hbase.hstore.compaction.min", "hbase.hstore.compactionThreshold":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.CompactionMin = int(v)
+	case "hbase.hstore.compaction.max":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.CompactionMax = int(v)
+	case "hbase.hstore.compaction.ratio":
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return errors.Wrapf(err, "region: property %s", key)
+		}
+		o.CompactionRatio = v
+	case "hbase.hstore.compaction.min.size":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.CompactionMinSize = v
+	case "hbase.hstore.compaction.max.size":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.CompactionMaxSize = v
+	case "hbase.hregion.majorcompaction":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.MajorCompactionPeriod = time.Duration(v) * time.Millisecond
+		if v == 0 {
+			o.MajorCompactionPeriod = -1 // HBase: 0 disables
+		}
+	case "hbase.hstore.compaction.throughput.higher.bound":
+		v, err := parseInt()
+		if err != nil {
+			return err
+		}
+		o.CompactionThroughput = v
 	case "hbase.wal.durability", "hbase.region.durability":
 		d, err := wal.ParseDurability(value)
 		if err != nil {
@@ -174,6 +233,31 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Table == "" {
 		o.Table = "default"
+	}
+	if o.CompactionMin <= 0 {
+		o.CompactionMin = DefaultCompactionMin
+	}
+	if o.CompactionMin < 2 {
+		o.CompactionMin = 2
+	}
+	if o.CompactionMax <= 0 {
+		o.CompactionMax = DefaultCompactionMax
+	}
+	o.CompactionMax = max(o.CompactionMax, o.CompactionMin)
+	if o.CompactionRatio <= 0 {
+		o.CompactionRatio = DefaultCompactionRatio
+	}
+	if o.CompactionMinSize <= 0 {
+		o.CompactionMinSize = o.FlushSize
+	}
+	if o.CompactionMaxSize <= 0 {
+		o.CompactionMaxSize = math.MaxInt64
+	}
+	if o.MajorCompactionPeriod == 0 {
+		o.MajorCompactionPeriod = DefaultMajorPeriod
+	}
+	if o.CompactionThroughput == 0 {
+		o.CompactionThroughput = DefaultCompactionThroughput
 	}
 	return o
 }

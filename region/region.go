@@ -1,6 +1,7 @@
 package region
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -43,42 +44,51 @@ type Region struct {
 	memSize      atomic.Int64 // data size of every memstore, snapshots included
 	lastBlockLog atomic.Int64 // unix nanos of the last "blocking updates" warning
 
-	flushMu    sync.Mutex // one flush at a time
-	flushReq   chan struct{}
-	flushedCh  chan struct{} // closed and replaced after each flush
-	flushedMu  sync.Mutex
-	flushErr   atomic.Pointer[error]
-	closed     atomic.Bool
-	closeOnce  sync.Once
-	bgDone     chan struct{}
-	stop       chan struct{}
-	lock       *os.File // flock on <dir>/.lock while open
-	stats      stats
-	encodedKey []byte
-	tableKey   []byte
+	flushMu   sync.Mutex // one flush at a time
+	flushReq  chan struct{}
+	flushedCh chan struct{} // closed and replaced after each flush
+	flushedMu sync.Mutex
+	flushErr  atomic.Pointer[error]
+	closed    atomic.Bool
+	closeOnce sync.Once
+	bgDone    chan struct{}
+	stop      chan struct{}
+	lock      *os.File // flock on <dir>/.lock while open
+
+	compactReq  chan struct{}
+	compactDone chan struct{}
+	bgCtx       context.Context // cancelled by Close, stops compactions
+	bgCancel    context.CancelFunc
+	stats       stats
+	encodedKey  []byte
+	tableKey    []byte
 }
 
 type stats struct {
-	flushes       atomic.Int64
-	flushedBytes  atomic.Int64
-	blockedWrites atomic.Int64
-	puts          atomic.Int64
-	deletes       atomic.Int64
-	gets          atomic.Int64
+	flushes          atomic.Int64
+	compactions      atomic.Int64
+	majorCompactions atomic.Int64
+	flushedBytes     atomic.Int64
+	blockedWrites    atomic.Int64
+	puts             atomic.Int64
+	deletes          atomic.Int64
+	gets             atomic.Int64
 }
 
 // Stats are the region's counters and sizes.
 type Stats struct {
-	MemStoreSize  int64
-	StoreFiles    int
-	StoreFileSize int64
-	Flushes       int64
-	FlushedBytes  int64
-	BlockedWrites int64
-	Puts, Deletes int64
-	Gets          int64
-	ReadPoint     uint64
-	WAL           wal.Metrics
+	MemStoreSize     int64
+	StoreFiles       int
+	StoreFileSize    int64
+	Flushes          int64
+	Compactions      int64
+	MajorCompactions int64
+	FlushedBytes     int64
+	BlockedWrites    int64
+	Puts, Deletes    int64
+	Gets             int64
+	ReadPoint        uint64
+	WAL              wal.Metrics
 }
 
 // ErrClosed is returned by operations on a closed region.
@@ -121,7 +131,9 @@ func Open(dir string, o Options) (*Region, error) {
 		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
 		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
 		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
+		compactReq: make(chan struct{}, 1), compactDone: make(chan struct{}),
 	}
+	r.bgCtx, r.bgCancel = context.WithCancel(context.Background())
 	if desc.Meta {
 		r.cmp = encoding.MetaComparer
 	}
@@ -150,6 +162,7 @@ func Open(dir string, o Options) (*Region, error) {
 		return nil, err
 	}
 	go r.flusher()
+	go r.compactor()
 	return r, nil
 }
 
@@ -278,15 +291,17 @@ func (r *Region) Store(family string) *Store { return r.byFamily[family] }
 // Stats returns the region's counters.
 func (r *Region) Stats() Stats {
 	st := Stats{
-		MemStoreSize:  r.memSize.Load(),
-		Flushes:       r.stats.flushes.Load(),
-		FlushedBytes:  r.stats.flushedBytes.Load(),
-		BlockedWrites: r.stats.blockedWrites.Load(),
-		Puts:          r.stats.puts.Load(),
-		Deletes:       r.stats.deletes.Load(),
-		Gets:          r.stats.gets.Load(),
-		ReadPoint:     r.mvcc.ReadPoint(),
-		WAL:           r.wal.Metrics(),
+		MemStoreSize:     r.memSize.Load(),
+		Flushes:          r.stats.flushes.Load(),
+		Compactions:      r.stats.compactions.Load(),
+		MajorCompactions: r.stats.majorCompactions.Load(),
+		FlushedBytes:     r.stats.flushedBytes.Load(),
+		BlockedWrites:    r.stats.blockedWrites.Load(),
+		Puts:             r.stats.puts.Load(),
+		Deletes:          r.stats.deletes.Load(),
+		Gets:             r.stats.gets.Load(),
+		ReadPoint:        r.mvcc.ReadPoint(),
+		WAL:              r.wal.Metrics(),
 	}
 	for _, s := range r.stores {
 		for _, f := range s.Files() {
@@ -308,8 +323,10 @@ func (r *Region) Close() error {
 		r.updates.Lock()
 		r.closed.Store(true)
 		r.updates.Unlock()
+		r.bgCancel()
 		close(r.stop)
 		<-r.bgDone
+		<-r.compactDone
 		werr := r.wal.Close()
 		r.closeStores()
 		r.lock.Close()

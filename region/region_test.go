@@ -290,8 +290,10 @@ func TestReplayAfterAbandon(t *testing.T) {
 	require.NoError(t, r.Delete(NewDelete(b("r07"))))
 	// Abandon r: stop its background goroutine but do not flush or close.
 	r.closed.Store(true)
+	r.bgCancel()
 	close(r.stop)
 	<-r.bgDone
+	<-r.compactDone
 	// A second open of a live region is refused...
 	_, err := Open(dir, Options{})
 	require.ErrorIs(t, err, ErrLocked)

@@ -31,7 +31,31 @@ type StoreFile struct {
 	// MaxSeq is the file's MAX_SEQ_ID_KEY: every edit with a sequence id up
 	// to it was flushed (for this store) by the time the file was written.
 	MaxSeq encoding.SeqNum
-	id     uint64
+	// Major is set on files written by a major compaction.
+	Major bool
+	id    uint64
+	// refs counts the store's own reference plus every open scanner; the
+	// reader is closed when it drops to zero, so a file compacted away
+	// stays readable for the scanners that still use it.
+	refs atomic.Int32
+	// testSize stands in for the size in policy tests, which have no file.
+	testSize int64
+}
+
+func (f *StoreFile) acquire() { f.refs.Add(1) }
+
+func (f *StoreFile) release() {
+	if f.refs.Add(-1) == 0 {
+		f.Reader.Close()
+	}
+}
+
+// Size returns the file's size in bytes.
+func (f *StoreFile) Size() int64 {
+	if f.Reader == nil {
+		return f.testSize
+	}
+	return f.Reader.Size()
 }
 
 // fileIDs gives every open store file a process-wide unique block cache id.
@@ -51,6 +75,8 @@ type Store struct {
 	// the write lock.
 	mu    sync.RWMutex
 	files []*StoreFile // oldest first
+
+	compactMu sync.Mutex // one compaction at a time
 }
 
 func openStore(dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfile.Cache) (*Store, error) {
@@ -73,6 +99,10 @@ func openStore(dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfi
 		}
 		s.files = append(s.files, sf)
 	}
+	if err := s.removeCompactedInputs(); err != nil {
+		s.close()
+		return nil, err
+	}
 	sort.Slice(s.files, func(i, j int) bool { return s.files[i].MaxSeq < s.files[j].MaxSeq })
 	return s, nil
 }
@@ -84,8 +114,12 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
 	}
 	sf := &StoreFile{Path: path, Reader: r, id: id}
+	sf.refs.Store(1)
 	if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
 		sf.MaxSeq = encoding.SeqNum(v)
+	}
+	if v := r.FileInfo()[hfile.FileInfoMajorCompaction]; len(v) == 1 && v[0] != 0 {
+		sf.Major = true
 	}
 	return sf, nil
 }
@@ -151,7 +185,10 @@ func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte
 				continue
 			}
 		}
-		out = append(out, scanner.NewStoreFileScanner(f.Reader, readPoint, int64(i), cacheBlocks))
+		fs := scanner.NewStoreFileScanner(f.Reader, readPoint, int64(i), cacheBlocks)
+		f.acquire()
+		fs.SetRelease(f.release)
+		out = append(out, fs)
 	}
 	return out, nil
 }
@@ -242,7 +279,7 @@ func (s *Store) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range s.files {
-		f.Reader.Close()
+		f.release()
 	}
 	s.files = nil
 }

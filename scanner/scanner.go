@@ -108,6 +108,7 @@ type StoreFileScanner struct {
 	// reseek. Only keys are copied, never values (HBASE-29103).
 	hint    []byte
 	hasHint bool
+	release func()
 	target  []byte
 	target2 []byte
 }
@@ -125,7 +126,18 @@ func (s *StoreFileScanner) Peek() *encoding.KeyValue {
 }
 
 func (s *StoreFileScanner) Order() int64 { return s.order }
-func (s *StoreFileScanner) Close()       {}
+
+// Close releases the scanner and runs the release callback, if any.
+func (s *StoreFileScanner) Close() {
+	if s.release != nil {
+		s.release()
+		s.release = nil
+	}
+}
+
+// SetRelease sets a callback run once on Close; a store uses it to keep a
+// compacted-away file open until its last scanner is done.
+func (s *StoreFileScanner) SetRelease(fn func()) { s.release = fn }
 
 // settle loads the iterator's cell and skips cells newer than the read point.
 func (s *StoreFileScanner) settle(ok bool, err error) error {

@@ -1,0 +1,457 @@
+package region
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/scanner"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Compaction defaults, as HBase's.
+const (
+	DefaultCompactionMin        = 3                  // hbase.hstore.compaction.min
+	DefaultCompactionMax        = 10                 // hbase.hstore.compaction.max
+	DefaultCompactionRatio      = 1.2                // hbase.hstore.compaction.ratio
+	DefaultMajorPeriod          = 7 * 24 * time.Hour // hbase.hregion.majorcompaction
+	DefaultCompactionThroughput = 100 << 20          // hbase.hstore.compaction.throughput.higher.bound, bytes/s
+)
+
+// fileInfoCompactionEvent is HBase's COMPACTION_EVENT_KEY: PBUF and a
+// CompactionEventTracker { repeated string compacted_store_file = 1 }
+// naming the files a compaction replaced. On open, files a newer file names
+// as its inputs are deleted: the compaction that wrote it had published it
+// but crashed before removing them.
+const fileInfoCompactionEvent = "COMPACTION_EVENT_KEY"
+
+// selectMinor picks files for a minor compaction like HBase's
+// ExploringCompactionPolicy: among every run of consecutive files (oldest
+// first) of between min and max files whose total is at most maxSize, and
+// in which no file is larger than ratio × the sum of the others (runs
+// smaller than minSize skip that test), take the one with the most files,
+// then the smallest total. nil if no run qualifies.
+func selectMinor(files []*StoreFile, minFiles, maxFiles int, ratio float64, minSize, maxSize int64) []*StoreFile {
+	var best []*StoreFile
+	var bestSize int64
+	for start := 0; start < len(files); start++ {
+		for end := start + minFiles; end <= len(files) && end-start <= maxFiles; end++ {
+			run := files[start:end]
+			var size int64
+			for _, f := range run {
+				size += f.Size()
+			}
+			if size > maxSize {
+				continue
+			}
+			if size >= minSize && !filesInRatio(run, size, ratio) {
+				continue
+			}
+			if best == nil || len(run) > len(best) || (len(run) == len(best) && size < bestSize) {
+				best, bestSize = run, size
+			}
+		}
+	}
+	return best
+}
+
+func filesInRatio(run []*StoreFile, total int64, ratio float64) bool {
+	if len(run) < 2 {
+		return true
+	}
+	for _, f := range run {
+		if float64(f.Size()) > float64(total-f.Size())*ratio {
+			return false
+		}
+	}
+	return true
+}
+
+// throttle limits a compaction's write rate (HBase's
+// PressureAwareCompactionThroughputController at its upper bound).
+type throttle struct {
+	bytesPerSec int64
+	start       time.Time
+	written     int64
+}
+
+func (t *throttle) wrote(ctx context.Context, n int) error {
+	if t.bytesPerSec <= 0 {
+		return nil
+	}
+	t.written += int64(n)
+	ahead := time.Duration(float64(t.written)/float64(t.bytesPerSec)*float64(time.Second)) - time.Since(t.start)
+	if ahead < 10*time.Millisecond {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(ahead):
+		return nil
+	}
+}
+
+// countingWriter counts bytes for the throttle.
+type countingWriter struct {
+	w   *bufio.Writer
+	t   *throttle
+	ctx context.Context
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err == nil {
+		err = c.t.wrote(c.ctx, n)
+	}
+	return n, err
+}
+
+// compact merges files into one new file and swaps it in. A major
+// compaction (all files) keeps what a read of every version would return:
+// delete markers, the cells they mask, expired cells and versions beyond
+// the family's VERSIONS are dropped. A minor one keeps every cell but the
+// expired, since the markers it sees may mask cells in other files.
+func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, bytesPerSec int64) (*StoreFile, error) {
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
+	// The inputs must all still be live (another compaction may have taken them).
+	s.mu.RLock()
+	live := map[*StoreFile]bool{}
+	for _, f := range s.files {
+		live[f] = true
+	}
+	s.mu.RUnlock()
+	var maxSeq encoding.SeqNum
+	for _, f := range files {
+		if !live[f] {
+			return nil, nil
+		}
+		f.acquire()
+		defer f.release()
+		maxSeq = max(maxSeq, f.MaxSeq)
+	}
+	name := newFileName()
+	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
+	n, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, bytesPerSec)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.opts.Name)
+	}
+	var out *StoreFile
+	if n > 0 {
+		final := filepath.Join(s.dir, name)
+		if err := os.Rename(tmp, final); err != nil {
+			os.Remove(tmp)
+			return nil, errors.Wrapf(err, "region: publishing compaction of %s", s.opts.Name)
+		}
+		if err := syncDir(s.dir); err != nil {
+			return nil, err
+		}
+		if out, err = s.openFile(final); err != nil {
+			return nil, err
+		}
+	} else {
+		os.Remove(tmp)
+	}
+	// Swap: readers see either the inputs or the output, never both or neither.
+	s.mu.Lock()
+	kept := s.files[:0:0]
+	for _, f := range s.files {
+		if !containsFile(files, f) {
+			kept = append(kept, f)
+		}
+	}
+	if out != nil {
+		kept = append(kept, out)
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].MaxSeq < kept[j].MaxSeq })
+	s.files = kept
+	s.mu.Unlock()
+	for _, f := range files {
+		// Open scanners keep reading through their reference (an unlinked
+		// file stays readable while open).
+		if err := os.Remove(f.Path); err != nil && !os.IsNotExist(err) {
+			slog.Warn("region: removing compacted file", "file", f.Path, "err", err)
+		}
+		f.release()
+	}
+	if err := syncDir(s.dir); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+func containsFile(files []*StoreFile, f *StoreFile) bool {
+	for _, g := range files {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// writeCompacted writes the merged cells of files to path and returns the
+// number of cells written.
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, bytesPerSec int64) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	tags := false
+	for _, in := range files {
+		tags = tags || in.Reader.Format().IncludesTags
+	}
+	w, err := hfile.NewWriter(&countingWriter{w: bw, t: &throttle{bytesPerSec: bytesPerSec, start: time.Now()}, ctx: ctx}, hfile.WriterOptions{
+		BlockSize: s.opts.BlockSize, Encoding: s.opts.Encoding, Compression: s.opts.Compression,
+		BloomType: s.opts.Bloom, Comparer: s.cmp, IncludesTags: tags,
+	})
+	if err != nil {
+		return 0, err
+	}
+	scanners := make([]scanner.KeyValueScanner, len(files))
+	for i, in := range files {
+		scanners[i] = scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
+	}
+	var n int64
+	ttl := s.opts.TTL.Milliseconds()
+	if major {
+		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
+			MaxVersions: s.opts.MaxVersions, TTLMillis: ttl, NowMillis: now, ReuseCells: true,
+		})
+		if err != nil {
+			return 0, err
+		}
+		defer ss.Close()
+		var cells []*encoding.KeyValue
+		for {
+			var ok bool
+			cells, ok, err = ss.NextRow(cells[:0])
+			if err != nil {
+				return 0, err
+			}
+			if !ok {
+				break
+			}
+			for _, kv := range cells {
+				if err := w.Append(kv); err != nil {
+					return 0, err
+				}
+				n++
+			}
+		}
+	} else {
+		heap := scanner.NewKeyValueHeap(s.cmp, scanners, false)
+		defer heap.Close()
+		if err := heap.Seek(encoding.FirstOnRow(nil, nil)); err != nil {
+			return 0, err
+		}
+		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
+			if ttl <= 0 || kv.Timestamp >= now-ttl {
+				if err := w.Append(kv); err != nil {
+					return 0, err
+				}
+				n++
+			}
+			if err := heap.Next(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(maxSeq))); err != nil {
+		return 0, err
+	}
+	flag := byte(0)
+	if major {
+		flag = 0xFF
+	}
+	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{flag}); err != nil {
+		return 0, err
+	}
+	var tracker []byte
+	for _, in := range files {
+		tracker = protowire.AppendTag(tracker, 1, protowire.BytesType)
+		tracker = protowire.AppendString(tracker, filepath.Base(in.Path))
+	}
+	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte("PBUF"), tracker...)); err != nil {
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return n, f.Sync()
+}
+
+// removeCompactedInputs deletes files that a newer file lists as the inputs
+// of the compaction that wrote it (a crash between publishing the output
+// and removing the inputs).
+func (s *Store) removeCompactedInputs() error {
+	gone := map[string]bool{}
+	for _, f := range s.files {
+		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
+		if len(v) < 4 || string(v[:4]) != "PBUF" {
+			continue
+		}
+		b := v[4:]
+		for len(b) > 0 {
+			num, typ, n := protowire.ConsumeTag(b)
+			if n < 0 {
+				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
+			}
+			b = b[n:]
+			if num == 1 && typ == protowire.BytesType {
+				name, n := protowire.ConsumeString(b)
+				if n < 0 {
+					return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
+				}
+				b = b[n:]
+				if name != filepath.Base(f.Path) {
+					gone[name] = true
+				}
+				continue
+			}
+			n = protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
+			}
+			b = b[n:]
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	kept := s.files[:0]
+	for _, f := range s.files {
+		if gone[filepath.Base(f.Path)] {
+			slog.Info("region: removing a compacted file left by a crash", "file", f.Path)
+			if err := os.Remove(f.Path); err != nil {
+				return errors.Wrap(err, "region: removing compacted file")
+			}
+			f.release()
+			continue
+		}
+		kept = append(kept, f)
+	}
+	s.files = kept
+	return syncDir(s.dir)
+}
+
+// Compact compacts every store: all its files with major, else the files
+// the exploring policy picks (possibly none).
+func (r *Region) Compact(major bool) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	var errs error
+	for _, s := range r.stores {
+		if err := r.compactStore(s, major); err != nil {
+			errs = errors.CombineErrors(errs, err)
+		}
+	}
+	return errs
+}
+
+func (r *Region) compactStore(s *Store, major bool) error {
+	files := s.Files()
+	if !major {
+		files = selectMinor(files, r.opts.CompactionMin, r.opts.CompactionMax, r.opts.CompactionRatio,
+			r.opts.CompactionMinSize, r.opts.CompactionMaxSize)
+	}
+	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.opts.TTL == 0 && !hasDeletes(files[0])) {
+		return nil
+	}
+	start := time.Now()
+	out, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), r.opts.CompactionThroughput)
+	if err != nil {
+		return errors.Wrapf(err, "region %s", r.dir)
+	}
+	r.stats.compactions.Add(1)
+	if major {
+		r.stats.majorCompactions.Add(1)
+	}
+	var outSize int64
+	if out != nil {
+		outSize = out.Size()
+	}
+	slog.Info("region: compacted", "region", r.dir, "family", s.opts.Name, "major", major, "files", len(files),
+		"outputBytes", outSize, "took", time.Since(start))
+	return nil
+}
+
+// hasDeletes reports whether a file may hold delete markers.
+func hasDeletes(f *StoreFile) bool {
+	if n, ok := f.Reader.FileInfo().Int64(hfile.FileInfoDeleteFamilyCnt); ok && n > 0 {
+		return true
+	}
+	// Without per-type counts, any file not written by a major compaction may.
+	return !f.Major
+}
+
+// requestCompaction wakes the background compactor; it never blocks.
+func (r *Region) requestCompaction() {
+	select {
+	case r.compactReq <- struct{}{}:
+	default:
+	}
+}
+
+// compactor runs minor compactions when a store has enough files, and
+// major compactions when the oldest file is older than the period.
+func (r *Region) compactor() {
+	defer close(r.compactDone)
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.compactReq:
+		case <-tick.C:
+		}
+		if r.opts.DisableAutoCompaction || r.closed.Load() {
+			continue
+		}
+		for _, s := range r.stores {
+			major := r.majorDue(s)
+			if !major && len(s.Files()) < r.opts.CompactionMin {
+				continue
+			}
+			if err := r.compactStore(s, major); err != nil && !r.closed.Load() {
+				slog.Error("region: compaction failed", "region", r.dir, "family", s.opts.Name, "err", err)
+			}
+		}
+	}
+}
+
+// majorDue reports whether the store's oldest file is past the major
+// compaction period.
+func (r *Region) majorDue(s *Store) bool {
+	if r.opts.MajorCompactionPeriod < 0 {
+		return false
+	}
+	files := s.Files()
+	if len(files) == 0 || (len(files) == 1 && files[0].Major && s.opts.TTL == 0) {
+		return false
+	}
+	oldest := int64(math.MaxInt64)
+	for _, f := range files {
+		if ts, ok := f.Reader.FileInfo().Int64(hfile.FileInfoCreateTime); ok {
+			oldest = min(oldest, ts)
+		}
+	}
+	return oldest != math.MaxInt64 && r.now()-oldest >= r.opts.MajorCompactionPeriod.Milliseconds()
+}
