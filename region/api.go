@@ -3,6 +3,7 @@ package region
 import (
 	"bytes"
 	"sort"
+	"time"
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/scanner"
@@ -21,6 +22,9 @@ type Put struct {
 	Row        []byte
 	Cells      []encoding.KeyValue // Family, Qualifier, Timestamp, Value (Row and Type are set by the region)
 	Durability wal.Durability      // wal.UseDefault means the region's default
+	// TTL, if positive, is a per-cell time to live (HBase's Mutation.setTTL):
+	// it travels with each cell as HBase's TTL tag.
+	TTL time.Duration
 }
 
 // NewPut returns a Put for row.

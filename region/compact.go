@@ -258,7 +258,11 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			return 0, err
 		}
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
-			if ttl <= 0 || kv.Timestamp >= now-ttl {
+			oldest := int64(math.MinInt64)
+			if ttl > 0 {
+				oldest = now - ttl
+			}
+			if !kv.Expired(oldest, now) {
 				if err := w.Append(kv); err != nil {
 					return 0, err
 				}

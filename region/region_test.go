@@ -353,3 +353,39 @@ func TestFlushUnderLoadBoundsMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, len(ents), 5, "flushed WAL segments are pruned")
 }
+
+// TestCellTTL: a Put's TTL travels with its cells (HBase's TTL tag) through
+// the memstore, a flush, a reopen (WAL replay) and a compaction.
+func TestCellTTL(t *testing.T) {
+	now := time.UnixMilli(1_700_000_000_000)
+	clock := func() time.Time { return now }
+	dir := t.TempDir()
+	r, err := Open(dir, Options{Families: []FamilyOptions{{Name: "f", MaxVersions: 2}}, Now: clock, DisableAutoCompaction: true})
+	require.NoError(t, err)
+	p := NewPut(b("r")).AddAt(fam, b("q"), now.UnixMilli()-10, b("old"))
+	require.NoError(t, r.Put(p))
+	p = NewPut(b("r")).AddAt(fam, b("q"), now.UnixMilli(), b("short-lived"))
+	p.TTL = time.Minute
+	require.NoError(t, r.Put(p))
+	require.Equal(t, "short-lived", string(getValue(t, r, "r", "f", "q")))
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Put(NewPut(b("s")).AddAt(fam, b("q"), now.UnixMilli(), b("x"))))
+	r.closed.Store(true) // abandon: the second put comes back from the WAL
+	r.bgCancel()
+	close(r.stop)
+	<-r.bgDone
+	<-r.compactDone
+	r.lock.Close()
+
+	now = now.Add(2 * time.Minute)
+	r, err = Open(dir, Options{Now: clock, DisableAutoCompaction: true})
+	require.NoError(t, err)
+	defer r.Close()
+	// The short-lived version expired; the older one, without a TTL, shows.
+	require.Equal(t, "old", string(getValue(t, r, "r", "f", "q")))
+	require.Equal(t, "x", string(getValue(t, r, "s", "f", "q")))
+	require.NoError(t, r.Compact(true))
+	cells, _ := countFileCells(t, r, "f")
+	require.Equal(t, 1, cells, "the major compaction dropped the expired cell")
+	require.Equal(t, "old", string(getValue(t, r, "r", "f", "q")))
+}

@@ -178,6 +178,10 @@ func (r *Region) putCells(dst []encoding.KeyValue, p *Put, now int64) ([]encodin
 		}
 		kv := encoding.KeyValue{Row: p.Row, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp,
 			Type: encoding.TypePut, Value: c.Value, Tags: c.Tags}
+		if p.TTL > 0 {
+			kv.Tags = encoding.AppendTag(append([]byte(nil), kv.Tags...), encoding.TagTypeTTL,
+				binary.BigEndian.AppendUint64(nil, uint64(p.TTL.Milliseconds())))
+		}
 		if kv.Timestamp == encoding.LatestTimestamp {
 			kv.Timestamp = now
 		}

@@ -152,6 +152,9 @@ func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 		// Expired, and so is every older version of this column.
 		return m.nextColumnOrRow(kv)
 	}
+	if len(kv.Tags) > 0 && kv.Expired(m.oldestTS, m.opts.NowMillis) {
+		return MatchSkip // this cell's own TTL has passed; older ones may live
+	}
 	if !m.colStarted || !bytes.Equal(kv.Qualifier, m.col) {
 		m.startColumn(kv.Qualifier)
 	}
