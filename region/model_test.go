@@ -1,0 +1,473 @@
+package region
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/scanner"
+	"github.com/stretchr/testify/require"
+)
+
+// modelCell is one physical cell the model holds.
+type modelCell struct {
+	row, fam, qual string
+	ts             int64
+	typ            encoding.Type
+	seq            int
+	value          string
+	inFile         bool // flushed: major compactions rewrite these
+}
+
+// regionModel is the reference: every physical cell, and reads computed
+// from HBase's rules directly. It mirrors the region's physical state only
+// where HBase's semantics depend on it: a major compaction removes delete
+// markers, what they mask and surplus versions from flushed cells, which
+// changes what later reads see (HBase's "deletes mask puts until a major
+// compaction").
+type regionModel struct {
+	cells       []*modelCell
+	seq         int
+	maxVersions map[string]int
+	// deletes indexes the delete markers by row and family, byRow every cell.
+	deletes map[[2]string][]*modelCell
+	byRow   map[string][]*modelCell
+}
+
+func (m *regionModel) add(c *modelCell) {
+	m.cells = append(m.cells, c)
+	if m.byRow == nil {
+		m.byRow = map[string][]*modelCell{}
+	}
+	m.byRow[c.row] = append(m.byRow[c.row], c)
+	if c.typ.IsDelete() {
+		if m.deletes == nil {
+			m.deletes = map[[2]string][]*modelCell{}
+		}
+		k := [2]string{c.row, c.fam}
+		m.deletes[k] = append(m.deletes[k], c)
+	}
+}
+
+// masked reports whether a delete marker hides p; a major compaction sees
+// only the markers in files (filesOnly).
+func (m *regionModel) masked(p *modelCell, filesOnly bool) bool {
+	for _, d := range m.deletes[[2]string{p.row, p.fam}] {
+		if filesOnly && !d.inFile {
+			continue
+		}
+		switch d.typ {
+		case encoding.TypeDeleteFamily:
+			if d.ts >= p.ts {
+				return true
+			}
+		case encoding.TypeDeleteFamilyVersion:
+			if d.ts == p.ts {
+				return true
+			}
+		case encoding.TypeDeleteColumn:
+			if d.qual == p.qual && d.ts >= p.ts {
+				return true
+			}
+		case encoding.TypeDelete:
+			if d.qual == p.qual && d.ts == p.ts {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// visible returns the cells a read sees of one column: newest first, one
+// per timestamp, not masked, within tr, at most n.
+func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, filesOnly bool) []*modelCell {
+	sort.Slice(puts, func(i, j int) bool {
+		if puts[i].ts != puts[j].ts {
+			return puts[i].ts > puts[j].ts
+		}
+		return puts[i].seq > puts[j].seq
+	})
+	var out []*modelCell
+	lastTS := int64(-1)
+	for _, p := range puts {
+		if m.masked(p, filesOnly) || p.ts == lastTS || !tr.Within(p.ts) {
+			continue
+		}
+		lastTS = p.ts
+		if len(out) == n {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+type colKey struct{ row, fam, qual string }
+
+// read returns, per row, the formatted cells a read sees.
+func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVersions int, tr scanner.TimeRange) map[string][]string {
+	if tr == (scanner.TimeRange{}) {
+		tr = scanner.AllTime
+	}
+	cols := map[colKey][]*modelCell{}
+	for row, cells := range m.byRow {
+		if !inRow(row) {
+			continue
+		}
+		for _, c := range cells {
+			if c.typ == encoding.TypePut && (fams == nil || fams[c.fam]) {
+				k := colKey{c.row, c.fam, c.qual}
+				cols[k] = append(cols[k], c)
+			}
+		}
+	}
+	out := map[string][]string{}
+	for k, puts := range cols {
+		for _, p := range m.column(puts, tr, min(max(maxVersions, 1), m.maxVersions[k.fam]), false) {
+			out[k.row] = append(out[k.row], fmt.Sprintf("%s:%s@%d=%s", p.fam, p.qual, p.ts, p.value))
+		}
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
+}
+
+func (m *regionModel) flush() {
+	for _, c := range m.cells {
+		c.inFile = true
+	}
+}
+
+// majorCompact keeps, of the flushed cells, what a read of every version
+// returns; unflushed cells stay as they are.
+func (m *regionModel) majorCompact() {
+	cols := map[colKey][]*modelCell{}
+	var kept []*modelCell
+	for _, c := range m.cells {
+		switch {
+		case !c.inFile:
+			kept = append(kept, c)
+		case c.typ == encoding.TypePut:
+			k := colKey{c.row, c.fam, c.qual}
+			cols[k] = append(cols[k], c)
+		}
+	}
+	for k, puts := range cols {
+		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], true)...)
+	}
+	// Masking is judged against the old cells, so swap only at the end.
+	m.cells, m.deletes, m.byRow = nil, nil, nil
+	for _, c := range kept {
+		m.add(c)
+	}
+}
+
+func formatResult(cells []*encoding.KeyValue) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range cells {
+		out[string(c.Row)] = append(out[string(c.Row)], fmt.Sprintf("%s:%s@%d=%s", c.Family, c.Qualifier, c.Timestamp, c.Value))
+	}
+	for _, v := range out {
+		sort.Strings(v)
+	}
+	return out
+}
+
+// TestRandomizedAgainstModel runs a long random sequence of puts, deletes
+// of every kind, gets, forward and reverse scans, flushes, compactions and
+// reopens (clean and crash-like) against the region and the model. Replay a
+// failure with REGIONKV_MODEL_SEED; REGIONKV_MODEL_OPS sets the length.
+func TestRandomizedAgainstModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if v, err := strconv.ParseUint(os.Getenv("REGIONKV_MODEL_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	ops := 100_000
+	if testing.Short() {
+		ops = 10_000 // the race detector run; the full run does 100,000
+	}
+	if v, err := strconv.Atoi(os.Getenv("REGIONKV_MODEL_OPS")); err == nil && v > 0 {
+		ops = v
+	}
+	t.Logf("seed %d, %d operations (REGIONKV_MODEL_SEED=%d to replay)", seed, ops, seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	clock := int64(1000)
+	opts := Options{
+		Families: []FamilyOptions{{Name: "f", MaxVersions: 3, Encoding: encoding.EncodingPrefix},
+			{Name: "g", MaxVersions: 1, Encoding: encoding.EncodingFastDiff, BlockSize: 512}},
+		FlushSize: 1 << 40, DisableAutoCompaction: true,
+		Now: func() time.Time { return time.UnixMilli(clock) },
+	}
+	// Semantics, not durability, are under test: on tmpfs the many flushes'
+	// fsyncs cost nothing.
+	dir := t.TempDir()
+	if d, err := os.MkdirTemp("/dev/shm", "regionkv-model-"); err == nil {
+		dir = d
+		defer os.RemoveAll(d)
+	}
+	r, err := Open(dir, opts)
+	require.NoError(t, err)
+	defer func() { r.Close() }()
+	m := &regionModel{maxVersions: map[string]int{"f": 3, "g": 1}}
+
+	famNames := []string{"f", "g"}
+	rowOf := func() string { return fmt.Sprintf("r%02d", rng.IntN(40)) }
+	qualOf := func() string { return string(rune('a' + rng.IntN(4))) }
+	tsOf := func() int64 {
+		if rng.IntN(4) == 0 {
+			return encoding.LatestTimestamp
+		}
+		return int64(1 + rng.IntN(20))
+	}
+	var history []string
+	fail := func(format string, args ...any) {
+		t.Helper()
+		start := max(0, len(history)-15)
+		t.Fatalf("seed %d, op %d: %s\nlast operations:\n  %s", seed, len(history), fmt.Sprintf(format, args...),
+			strings.Join(history[start:], "\n  "))
+	}
+	check := func(what string, got, want map[string][]string) {
+		t.Helper()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			var diff []string
+			for row := range want {
+				if fmt.Sprint(got[row]) != fmt.Sprint(want[row]) {
+					diff = append(diff, row)
+				}
+			}
+			for row := range got {
+				if _, ok := want[row]; !ok {
+					diff = append(diff, row)
+				}
+			}
+			var detail []string
+			for _, row := range diff {
+				detail = append(detail, fmt.Sprintf("row %s: got %v want %v", row, got[row], want[row]))
+				for _, c := range m.byRow[row] {
+					{
+						detail = append(detail, fmt.Sprintf("    model cell %s:%s@%d %s seq=%d %s file=%t", c.fam, c.qual, c.ts, c.typ, c.seq, c.value, c.inFile))
+					}
+				}
+			}
+			for _, row := range diff {
+				for _, st := range r.stores {
+					for _, f := range st.Files() {
+						it := f.Reader.NewIterator(false)
+						var kv encoding.KeyValue
+						for ok, err := it.First(); ok && err == nil; ok, err = it.Next() {
+							it.KeyValue(&kv)
+							if string(kv.Row) == row {
+								detail = append(detail, fmt.Sprintf("    file %s cell %s seq=%d v=%s", filepath.Base(f.Path)[:6], kv.String(), kv.SeqNum, kv.Value))
+							}
+						}
+					}
+					for _, ms := range st.mem.Scanners(1 << 62) {
+						for kv := ms.SeekToFirst(); kv != nil; kv = ms.Next() {
+							if string(kv.Row) == row {
+								detail = append(detail, fmt.Sprintf("    mem cell %s seq=%d v=%s", kv.String(), kv.SeqNum, kv.Value))
+							}
+						}
+						ms.Close()
+					}
+				}
+			}
+			fail("%s differs:\n%s", what, strings.Join(detail, "\n"))
+		}
+	}
+	for i := 0; i < ops; i++ {
+		clock++
+		op := rng.IntN(100)
+		switch {
+		case op < 35: // put
+			row, f := rowOf(), famNames[rng.IntN(2)]
+			p := NewPut(b(row))
+			n := 1 + rng.IntN(3)
+			for j := 0; j < n; j++ {
+				q, ts := qualOf(), tsOf()
+				v := fmt.Sprintf("v%d", i)
+				p.AddAt(b(f), b(q), ts, b(v))
+				if ts == encoding.LatestTimestamp {
+					ts = clock
+				}
+				m.seq++
+				m.add(&modelCell{row: row, fam: f, qual: q, ts: ts, typ: encoding.TypePut, seq: m.seq, value: v})
+			}
+			history = append(history, fmt.Sprintf("put %s %v", row, p.Cells))
+			if err := r.Put(p); err != nil {
+				fail("put: %v", err)
+			}
+		case op < 50: // delete, one of five kinds
+			row, f, q := rowOf(), famNames[rng.IntN(2)], qualOf()
+			ts := tsOf()
+			d := NewDelete(b(row))
+			var cells []*modelCell
+			m.seq++
+			switch k := rng.IntN(5); k {
+			case 0: // the whole row
+				for _, fn := range famNames {
+					cells = append(cells, &modelCell{row: row, fam: fn, ts: clock, typ: encoding.TypeDeleteFamily, seq: m.seq})
+				}
+			case 1:
+				d.AddFamily(b(f), ts)
+				cells = append(cells, &modelCell{row: row, fam: f, ts: orNow(ts, clock), typ: encoding.TypeDeleteFamily, seq: m.seq})
+			case 2:
+				if ts == encoding.LatestTimestamp {
+					ts = int64(1 + rng.IntN(20))
+				}
+				d.AddFamilyVersion(b(f), ts)
+				cells = append(cells, &modelCell{row: row, fam: f, ts: ts, typ: encoding.TypeDeleteFamilyVersion, seq: m.seq})
+			case 3:
+				d.AddColumns(b(f), b(q), ts)
+				cells = append(cells, &modelCell{row: row, fam: f, qual: q, ts: orNow(ts, clock), typ: encoding.TypeDeleteColumn, seq: m.seq})
+			case 4:
+				d.AddColumn(b(f), b(q), ts)
+				mts := ts
+				if ts == encoding.LatestTimestamp {
+					// "The latest version": the newest visible cell's timestamp, else now.
+					mts = clock
+					vis := m.read(func(s string) bool { return s == row }, map[string]bool{f: true}, 1, scanner.AllTime)[row]
+					for _, c := range vis {
+						if strings.HasPrefix(c, f+":"+q+"@") {
+							mts, _ = strconv.ParseInt(strings.SplitN(strings.TrimPrefix(c, f+":"+q+"@"), "=", 2)[0], 10, 64)
+						}
+					}
+				}
+				cells = append(cells, &modelCell{row: row, fam: f, qual: q, ts: mts, typ: encoding.TypeDelete, seq: m.seq})
+			}
+			for _, c := range cells {
+				m.add(c)
+			}
+			history = append(history, fmt.Sprintf("delete %s %v", row, d.Cells))
+			if err := r.Delete(d); err != nil {
+				fail("delete: %v", err)
+			}
+		case op < 70: // get
+			row := rowOf()
+			g := &Get{Row: b(row), MaxVersions: 1 + rng.IntN(4)}
+			fams := map[string]bool(nil)
+			if rng.IntN(3) == 0 {
+				f := famNames[rng.IntN(2)]
+				g.AddFamily(b(f))
+				fams = map[string]bool{f: true}
+			}
+			if rng.IntN(4) == 0 {
+				lo := int64(rng.IntN(15))
+				g.TimeRange = scanner.TimeRange{Min: lo, Max: lo + 1 + int64(rng.IntN(10))}
+			}
+			history = append(history, fmt.Sprintf("get %s versions=%d tr=%v fams=%v", row, g.MaxVersions, g.TimeRange, fams))
+			res, err := r.Get(g)
+			if err != nil {
+				fail("get: %v", err)
+			}
+			check("get "+row, formatResult(res.Cells), m.read(func(s string) bool { return s == row }, fams, g.MaxVersions, g.TimeRange))
+		case op < 85: // scan, forward or reversed, with random bounds
+			s := &Scan{Reversed: rng.IntN(2) == 0, MaxVersions: 1 + rng.IntN(3)}
+			if rng.IntN(3) > 0 {
+				s.StartRow = b(rowOf())
+				s.StartExclusive = rng.IntN(2) == 0
+			}
+			if rng.IntN(3) > 0 {
+				s.StopRow = b(rowOf())
+				s.StopInclusive = rng.IntN(2) == 0
+			}
+			in := func(row string) bool {
+				if s.StartRow != nil {
+					c := strings.Compare(row, string(s.StartRow))
+					if s.Reversed {
+						c = -c
+					}
+					if c < 0 || (c == 0 && s.StartExclusive) {
+						return false
+					}
+				}
+				if s.StopRow != nil {
+					c := strings.Compare(row, string(s.StopRow))
+					if s.Reversed {
+						c = -c
+					}
+					if c > 0 || (c == 0 && !s.StopInclusive) {
+						return false
+					}
+				}
+				return true
+			}
+			history = append(history, fmt.Sprintf("scan %+v", *s))
+			sc, err := r.NewScanner(s)
+			if err != nil {
+				fail("scan: %v", err)
+			}
+			var cells []*encoding.KeyValue
+			var order []string
+			for {
+				res, err := sc.Next()
+				if err != nil {
+					fail("scan next: %v", err)
+				}
+				if res == nil {
+					break
+				}
+				cells = append(cells, res.Cells...)
+				order = append(order, string(res.Cells[0].Row))
+			}
+			sc.Close()
+			for j := 1; j < len(order); j++ {
+				if (order[j] < order[j-1]) != s.Reversed {
+					fail("scan order: %v", order)
+				}
+			}
+			check("scan", formatResult(cells), m.read(in, nil, s.MaxVersions, scanner.AllTime))
+		case op < 92:
+			history = append(history, "flush")
+			if err := r.Flush(); err != nil {
+				fail("flush: %v", err)
+			}
+			m.flush()
+		case op < 95:
+			major := rng.IntN(2) == 0
+			history = append(history, fmt.Sprintf("compact major=%t", major))
+			if err := r.Compact(major); err != nil {
+				fail("compact: %v", err)
+			}
+			if major {
+				m.majorCompact()
+			}
+		case op < 97: // clean reopen: Close flushes
+			history = append(history, "reopen")
+			if err := r.Close(); err != nil {
+				fail("close: %v", err)
+			}
+			m.flush()
+			if r, err = Open(dir, opts); err != nil {
+				fail("reopen: %v", err)
+			}
+		default: // crash-like reopen: nothing flushed, the WAL brings it back
+			history = append(history, "crash-reopen")
+			r.closed.Store(true)
+			r.bgCancel()
+			close(r.stop)
+			<-r.bgDone
+			<-r.compactDone
+			r.wal.Close()
+			r.closeStores()
+			r.lock.Close()
+			if r, err = Open(dir, opts); err != nil {
+				fail("reopen after crash: %v", err)
+			}
+		}
+	}
+}
+
+func orNow(ts, now int64) int64 {
+	if ts == encoding.LatestTimestamp {
+		return now
+	}
+	return ts
+}
