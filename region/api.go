@@ -101,6 +101,8 @@ type Get struct {
 	MaxVersions int
 	// TimeRange restricts timestamps; the zero value means all.
 	TimeRange scanner.TimeRange
+	// Filter, if set, filters the row's cells (package scanner).
+	Filter scanner.Filter
 }
 
 // NewGet returns a Get for row.

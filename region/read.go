@@ -28,6 +28,21 @@ func (r *Region) get(g *Get) (*Result, error) {
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
 	res := &Result{}
+	f := g.Filter
+	if f != nil {
+		f.SetReversed(false)
+		if f.FilterAllRemaining() {
+			return res, nil
+		}
+		skip, err := f.FilterRowKey(g.Row)
+		if err != nil {
+			return nil, errors.Wrapf(err, "region %s: get filter", r.dir)
+		}
+		if skip {
+			f.Reset()
+			return res, nil
+		}
+	}
 	for _, w := range wants {
 		var bloomQual []byte
 		if len(w.cols) == 1 {
@@ -44,7 +59,7 @@ func (r *Region) get(g *Get) (*Result, error) {
 		maxVersions = min(maxVersions, w.s.opts.MaxVersions)
 		opts := scanner.QueryOptions{
 			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now,
-			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true,
+			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: w.s.opts.MaxVersions,
 		}
 		ss, err := scanner.NewStoreScanner(r.cmp, scanners, opts)
 		if err != nil {
@@ -57,6 +72,15 @@ func (r *Region) get(g *Get) (*Result, error) {
 		if err != nil {
 			return nil, errors.Wrapf(err, "region %s: get", r.dir)
 		}
+	}
+	if f != nil {
+		if f.HasFilterRow() {
+			res.Cells = f.FilterRowCells(res.Cells)
+		}
+		if len(res.Cells) > 0 && f.FilterRow() {
+			res.Cells = nil
+		}
+		f.Reset()
 	}
 	return res, nil
 }

@@ -37,6 +37,9 @@ type Scan struct {
 	// NoCacheBlocks keeps the data blocks this scan reads out of the block
 	// cache (HBase's setCacheBlocks(false)), for big one-off scans.
 	NoCacheBlocks bool
+	// Filter, if set, decides which rows and cells the scan returns
+	// (package scanner has HBase's filters). It is used by this scan only.
+	Filter scanner.Filter
 }
 
 // ScanResult is one row, or part of a row when the scan splits rows.
@@ -72,6 +75,12 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
 	sc := &Scanner{r: r, scan: *s}
+	if s.Filter != nil {
+		if s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
+			return nil, errors.New("region: a filter that needs whole rows cannot be combined with batch or partial results")
+		}
+		s.Filter.SetReversed(s.Reversed)
+	}
 	for _, w := range wants {
 		scanners, err := w.s.scanners(readPoint, nil, nil, !s.NoCacheBlocks)
 		if err != nil {
@@ -86,7 +95,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 			MaxVersions: min(maxVersions, w.s.opts.MaxVersions), TimeRange: s.TimeRange,
 			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
-			Reversed: s.Reversed,
+			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: w.s.opts.MaxVersions,
 		})
 		if err != nil {
 			sc.Close()
@@ -105,8 +114,13 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 	if len(sc.pending) > 0 {
 		return sc.emit(sc.pending), nil
 	}
+	f := sc.scan.Filter
 	for !sc.done {
 		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
+			sc.done = true
+			break
+		}
+		if f != nil && f.FilterAllRemaining() {
 			sc.done = true
 			break
 		}
@@ -131,6 +145,23 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			break
 		}
 		row = append([]byte(nil), row...)
+		if f != nil {
+			skip, err := f.FilterRowKey(row)
+			if err != nil {
+				return nil, errors.Wrapf(err, "region %s: scan filter", sc.r.dir)
+			}
+			if skip {
+				for _, ss := range sc.stores {
+					if pr := ss.PeekRow(); pr != nil && sc.r.cmp.CompareRows(pr, row) == 0 {
+						if err := ss.SkipRow(); err != nil {
+							return nil, errors.Wrapf(err, "region %s: scan", sc.r.dir)
+						}
+					}
+				}
+				f.Reset()
+				continue
+			}
+		}
 		var cells []*encoding.KeyValue
 		for _, ss := range sc.stores {
 			pr := ss.PeekRow()
@@ -143,6 +174,15 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 				return nil, errors.Wrapf(err, "region %s: scan", sc.r.dir)
 			}
 			cells = applyStoreLimits(cells, n, sc.scan.StoreOffset, sc.scan.StoreLimit)
+		}
+		if f != nil {
+			if f.HasFilterRow() {
+				cells = f.FilterRowCells(cells)
+			}
+			if len(cells) > 0 && f.FilterRow() {
+				cells = nil
+			}
+			f.Reset()
 		}
 		if len(cells) == 0 {
 			continue

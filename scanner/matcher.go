@@ -20,8 +20,9 @@ const (
 	MatchSkip
 	MatchSeekNextCol
 	MatchSeekNextRow
-	MatchSeekToColumnHint // seek to the next wanted column (explicit columns)
-	MatchDone             // past the scan's stop row
+	MatchSeekToColumnHint  // seek to the next wanted column (explicit columns)
+	MatchSeekNextUsingHint // seek to the filter's NextCellHint
+	MatchDone              // past the scan's stop row, or the filter is done
 )
 
 // TimeRange is HBase's TimeRange: [Min, Max).
@@ -71,6 +72,12 @@ type QueryOptions struct {
 	// ReuseCells lets the StoreScanner reuse the memory of the cells it
 	// returns: they are then valid only until its next call.
 	ReuseCells bool
+	// Filter, if set, sees every cell that passes the other checks, as in
+	// HBase's UserScanQueryMatcher; it is shared by the read's stores.
+	Filter Filter
+	// FamilyMaxVersions is the family's VERSIONS: with a filter, versions
+	// are counted against it before the filter sees them.
+	FamilyMaxVersions int
 }
 
 // QueryMatcher decides, cell by cell, what a user read sees: HBase's
@@ -94,9 +101,11 @@ type QueryMatcher struct {
 	hasColDelete   bool
 	versionDeletes []int64
 	versions       int
+	included       int   // versions the filter let through
 	lastTS         int64 // timestamp of the last counted version
 	// Explicit columns: index of the next wanted column.
 	colIdx int
+	err    error
 }
 
 // NewQueryMatcher returns a matcher for opts.
@@ -191,19 +200,76 @@ func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 	if m.versions > 0 && kv.Timestamp == m.lastTS {
 		return MatchSkip
 	}
+	// Versions are counted before the filter, against the family's VERSIONS
+	// when there is a filter (HBase's UserScanQueryMatcher); the filter's
+	// survivors are then counted against the read's limit.
+	limit := m.opts.MaxVersions
+	f := m.opts.Filter
+	if f != nil {
+		limit = max(limit, m.opts.FamilyMaxVersions)
+	}
 	m.lastTS = kv.Timestamp
 	m.versions++
-	if m.versions > m.opts.MaxVersions {
+	code := MatchInclude
+	switch {
+	case m.versions > limit:
 		return m.nextColumnOrRow(kv)
-	}
-	if m.versions == m.opts.MaxVersions {
+	case m.versions == limit:
+		code = MatchIncludeAndSeekNextCol
 		if len(m.opts.Columns) > 0 && m.colIdx == len(m.opts.Columns)-1 {
-			return MatchIncludeAndSeekNextRow
+			code = MatchIncludeAndSeekNextRow
 		}
-		return MatchIncludeAndSeekNextCol
 	}
-	return MatchInclude
+	if f == nil {
+		return code
+	}
+	if f.FilterAllRemaining() {
+		return MatchDone
+	}
+	rc, err := f.FilterCell(kv)
+	if err != nil {
+		m.err = err
+		return MatchDone
+	}
+	// HBase's mergeFilterResponse.
+	switch rc {
+	case FilterSkip:
+		switch code {
+		case MatchInclude:
+			return MatchSkip
+		case MatchIncludeAndSeekNextCol:
+			return MatchSeekNextCol
+		}
+		return MatchSeekNextRow
+	case FilterNextCol:
+		if code == MatchIncludeAndSeekNextRow {
+			return MatchSeekNextRow
+		}
+		return m.nextColumnOrRow(kv)
+	case FilterNextRow:
+		return MatchSeekNextRow
+	case FilterSeekNextUsingHint:
+		return MatchSeekNextUsingHint
+	case FilterIncludeAndNextCol:
+		if code == MatchInclude {
+			code = MatchIncludeAndSeekNextCol
+		}
+	case FilterIncludeAndSeekNextRow:
+		code = MatchIncludeAndSeekNextRow
+	}
+	m.included++
+	if m.included > m.opts.MaxVersions {
+		if code == MatchIncludeAndSeekNextRow {
+			return MatchSeekNextRow
+		}
+		return MatchSeekNextCol
+	}
+	return code
 }
+
+// Err returns the error a filter returned, which ended the match with
+// MatchDone.
+func (m *QueryMatcher) Err() error { return m.err }
 
 // nextColumnOrRow skips the rest of kv's column: to the next wanted column
 // when the read names columns, to the next row after the last of them.
@@ -232,6 +298,7 @@ func (m *QueryMatcher) startColumn(q []byte) {
 	m.hasColDelete = false
 	m.versionDeletes = m.versionDeletes[:0]
 	m.versions = 0
+	m.included = 0
 }
 
 // trackDelete records a delete marker. Markers sort before the cells they

@@ -17,7 +17,9 @@ type StoreScanner struct {
 	cmp      *encoding.Comparer
 	reversed bool
 	reuse    bool
+	filter   Filter
 	keyBuf   []byte
+	rowBuf   []byte
 	done     bool
 
 	// Arena for returned cells when reusing.
@@ -29,7 +31,7 @@ type StoreScanner struct {
 // at the last row <= it) and returns a StoreScanner over them. It takes
 // ownership of the scanners.
 func NewStoreScanner(cmp *encoding.Comparer, scanners []KeyValueScanner, opts QueryOptions) (*StoreScanner, error) {
-	s := &StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, matcher: NewQueryMatcher(cmp, opts)}
+	s := &StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, filter: opts.Filter, matcher: NewQueryMatcher(cmp, opts)}
 	s.heap = NewKeyValueHeap(cmp, scanners, opts.Reversed)
 	var err error
 	switch {
@@ -131,14 +133,16 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		var err error
 		switch s.matcher.Match(kv) {
 		case MatchInclude:
-			dst = append(dst, s.copyCell(kv))
+			dst = append(dst, s.include(kv))
 			err = s.heap.Next()
 		case MatchIncludeAndSeekNextCol:
-			dst = append(dst, s.copyCell(kv))
+			dst = append(dst, s.include(kv))
 			err = s.seekNextCol(kv)
 		case MatchIncludeAndSeekNextRow:
-			dst = append(dst, s.copyCell(kv))
+			dst = append(dst, s.include(kv))
 			err = s.seekNextRow()
+		case MatchSeekNextUsingHint:
+			err = s.seekHint(kv)
 		case MatchSkip:
 			err = s.heap.Next()
 		case MatchSeekNextCol:
@@ -150,12 +154,44 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			err = s.seekInRow(s.keyBuf)
 		case MatchDone:
 			s.done = true
-			return dst, nil
+			return dst, s.matcher.Err()
 		}
 		if err != nil {
 			return dst, err
 		}
 	}
+}
+
+// include copies a cell the scanner returns, after the filter's transform.
+func (s *StoreScanner) include(kv *encoding.KeyValue) *encoding.KeyValue {
+	if f := s.filter; f != nil {
+		kv = f.TransformCell(kv)
+	}
+	return s.copyCell(kv)
+}
+
+// seekHint moves to the filter's hint if it lies ahead, else to the next cell.
+func (s *StoreScanner) seekHint(kv *encoding.KeyValue) error {
+	hint := s.filter.NextCellHint(kv)
+	if hint == nil {
+		return s.heap.Next()
+	}
+	c := s.cmp.CompareKeyValueKey(kv, hint)
+	if s.reversed {
+		// Backwards only a hint in an earlier row can be honoured: go to the
+		// last row at or before it, i.e. before the row just after it.
+		if s.cmp.CompareRows(hint.Row(), kv.Row) < 0 {
+			s.rowBuf = append(append(s.rowBuf[:0], hint.Row()...), 0)
+			s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], s.rowBuf)
+			return s.heap.SeekToPreviousRow(s.keyBuf)
+		}
+		return s.heap.Next()
+	}
+	if c >= 0 {
+		return s.heap.Next()
+	}
+	s.keyBuf = append(s.keyBuf[:0], hint...)
+	return s.heap.Reseek(s.keyBuf)
 }
 
 // copyCell copies a cell the scanner returns; only now is its value copied.
