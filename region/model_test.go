@@ -111,8 +111,25 @@ func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, fil
 
 type colKey struct{ row, fam, qual string }
 
+// modelFilter is the model's reading of the filters the test uses.
+type modelFilter struct {
+	rowPrefix string // PrefixFilter
+	colPrefix string // ColumnPrefixFilter
+	keyOnly   bool   // KeyOnlyFilter
+	value     string // ValueFilter EQUAL, when set
+	desc      string
+}
+
 // read returns, per row, the formatted cells a read sees.
-func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVersions int, tr scanner.TimeRange) map[string][]string {
+func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVersions int, tr scanner.TimeRange, mf ...modelFilter) map[string][]string {
+	var flt modelFilter
+	if len(mf) > 0 {
+		flt = mf[0]
+	}
+	if flt.rowPrefix != "" {
+		in := inRow
+		inRow = func(row string) bool { return strings.HasPrefix(row, flt.rowPrefix) && in(row) }
+	}
 	if tr == (scanner.TimeRange{}) {
 		tr = scanner.AllTime
 	}
@@ -122,7 +139,7 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 			continue
 		}
 		for _, c := range cells {
-			if c.typ == encoding.TypePut && (fams == nil || fams[c.fam]) {
+			if c.typ == encoding.TypePut && (fams == nil || fams[c.fam]) && strings.HasPrefix(c.qual, flt.colPrefix) {
 				k := colKey{c.row, c.fam, c.qual}
 				cols[k] = append(cols[k], c)
 			}
@@ -130,8 +147,27 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 	}
 	out := map[string][]string{}
 	for k, puts := range cols {
-		for _, p := range m.column(puts, tr, min(max(maxVersions, 1), m.maxVersions[k.fam]), false) {
-			out[k.row] = append(out[k.row], fmt.Sprintf("%s:%s@%d=%s", p.fam, p.qual, p.ts, p.value))
+		limit := min(max(maxVersions, 1), m.maxVersions[k.fam])
+		after := limit
+		if flt.value != "" {
+			// A value filter sees the family's VERSIONS newest versions;
+			// of those it keeps, the read's limit applies.
+			limit = m.maxVersions[k.fam]
+		}
+		n := 0
+		for _, p := range m.column(puts, tr, limit, false) {
+			if flt.value != "" && p.value != flt.value {
+				continue
+			}
+			if n == after {
+				break
+			}
+			n++
+			v := p.value
+			if flt.keyOnly {
+				v = ""
+			}
+			out[k.row] = append(out[k.row], fmt.Sprintf("%s:%s@%d=%s", p.fam, p.qual, p.ts, v))
 		}
 	}
 	for _, v := range out {
@@ -399,7 +435,26 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 				return true
 			}
-			history = append(history, fmt.Sprintf("scan %+v", *s))
+			var mf modelFilter
+			switch rng.IntN(6) {
+			case 0:
+				mf.rowPrefix = fmt.Sprintf("r%d", rng.IntN(4))
+				s.Filter = scanner.NewPrefixFilter(b(mf.rowPrefix))
+			case 1:
+				mf.colPrefix = qualOf()
+				s.Filter = scanner.NewColumnPrefixFilter(b(mf.colPrefix))
+			case 2:
+				mf.keyOnly = true
+				s.Filter = scanner.NewKeyOnlyFilter(false)
+			case 3:
+				// A value some recent put wrote.
+				mf.value = fmt.Sprintf("v%d", max(0, i-rng.IntN(200)))
+				s.Filter = scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b(mf.value)))
+			}
+			if s.Filter != nil {
+				mf.desc = fmt.Sprintf("%T%+v", s.Filter, mf)
+			}
+			history = append(history, fmt.Sprintf("scan %+v filter=%s", *s, mf.desc))
 			sc, err := r.NewScanner(s)
 			if err != nil {
 				fail("scan: %v", err)
@@ -423,7 +478,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					fail("scan order: %v", order)
 				}
 			}
-			check("scan", formatResult(cells), m.read(in, nil, s.MaxVersions, scanner.AllTime))
+			check("scan", formatResult(cells), m.read(in, nil, s.MaxVersions, scanner.AllTime, mf))
 		case op < 92:
 			history = append(history, "flush")
 			if err := r.Flush(); err != nil {
