@@ -389,3 +389,71 @@ func TestCellTTL(t *testing.T) {
 	require.Equal(t, 1, cells, "the major compaction dropped the expired cell")
 	require.Equal(t, "old", string(getValue(t, r, "r", "f", "q")))
 }
+
+// TestBloomSkipsFilesOnGet: a Get for a row a file's ROW bloom rules out
+// reads no data block of that file. Data blocks are kept out of the cache,
+// so every file a Get consults costs a block read.
+func TestBloomSkipsFilesOnGet(t *testing.T) {
+	blocksFor := func(noBloom bool) int64 {
+		cache := newMapCache()
+		cache.noData = true
+		r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f", NoBloom: noBloom}},
+			DisableAutoCompaction: true, BlockCache: cache})
+		require.NoError(t, err)
+		defer r.Close()
+		for f := 0; f < 3; f++ {
+			for i := 0; i < 200; i++ {
+				require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("f%d-r%03d", f, i))).Add(fam, b("q"), b("v"))))
+			}
+			require.NoError(t, r.Flush())
+		}
+		files := r.Store("f").Files()
+		require.Len(t, files, 3)
+		total := func() (n int64) {
+			for _, f := range files {
+				n += f.Reader.BlocksRead()
+			}
+			return n
+		}
+		before := total()
+		for i := 0; i < 200; i++ {
+			// Between the rows of the files, so every file's key range covers it.
+			res, err := r.Get(NewGet(b(fmt.Sprintf("f%d-r%03dx", i%3, i))).AddFamily(fam))
+			require.NoError(t, err)
+			require.True(t, res.IsEmpty())
+		}
+		res, err := r.Get(NewGet(b("f1-r007")))
+		require.NoError(t, err)
+		require.False(t, res.IsEmpty())
+		return total() - before
+	}
+	withBloom, without := blocksFor(false), blocksFor(true)
+	t.Logf("blocks read for 200 Gets of absent rows over 3 files: %d with ROW blooms, %d without", withBloom, without)
+	require.GreaterOrEqual(t, without, int64(600))
+	// The bloom chunks once each, and a data block per false positive (~1%).
+	require.Less(t, withBloom, int64(30))
+}
+
+// mapCache is an unbounded hfile.Cache for tests.
+type mapCache struct {
+	mu     sync.Mutex
+	m      map[[2]int64]*hfile.Block
+	noData bool // cache index and bloom blocks only
+}
+
+func newMapCache() *mapCache { return &mapCache{m: map[[2]int64]*hfile.Block{}} }
+
+func (c *mapCache) GetBlock(file uint64, off int64) *hfile.Block {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[[2]int64{int64(file), off}]
+}
+
+func (c *mapCache) CacheBlock(file uint64, off int64, b *hfile.Block, _ bool) {
+	if c.noData && b.Type.IsData() {
+		return
+	}
+	c.mu.Lock()
+	c.m[[2]int64{int64(file), off}] = b
+	c.mu.Unlock()
+}
