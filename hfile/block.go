@@ -231,10 +231,21 @@ type Block struct {
 	// read also fetched its header, -1 otherwise.
 	NextOnDiskSize int
 	Data           []byte
+	// backing is the size of the allocation Data lives in, which for an
+	// uncompressed block also holds the header, checksums and next header.
+	backing int
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.
 const blockOverhead = 96
 
-// MemSize returns the bytes this block keeps alive, for cache accounting.
-func (b *Block) MemSize() int64 { return int64(cap(b.Data)) + blockOverhead }
+// MemSize returns the bytes this block keeps alive, for cache accounting:
+// its whole backing allocation, rounded as Go's allocator rounds large
+// objects to 8 KiB pages, plus the Block itself.
+func (b *Block) MemSize() int64 {
+	n := max(b.backing, cap(b.Data))
+	if n > 32<<10 {
+		n = (n + 8<<10 - 1) &^ (8<<10 - 1)
+	}
+	return int64(n) + blockOverhead
+}

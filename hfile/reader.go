@@ -357,6 +357,7 @@ func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
 			return nil, encoding.CorruptionErrorf("block at offset %d: %d payload bytes, header says %d", off, len(payload), h.uncompressedSize)
 		}
 		b.Data = payload[:len(payload):len(payload)]
+		b.backing = cap(raw)
 	} else {
 		if int64(h.uncompressedSize) > maxBlockUncompressed {
 			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)

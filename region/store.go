@@ -40,6 +40,7 @@ type StoreFile struct {
 	refs atomic.Int32
 	// testSize stands in for the size in policy tests, which have no file.
 	testSize int64
+	cache    hfile.Cache
 }
 
 func (f *StoreFile) acquire() { f.refs.Add(1) }
@@ -47,6 +48,11 @@ func (f *StoreFile) acquire() { f.refs.Add(1) }
 func (f *StoreFile) release() {
 	if f.refs.Add(-1) == 0 {
 		f.Reader.Close()
+		// Ids are never reused: drop the file's blocks now rather than
+		// letting them age out of the cache.
+		if c, ok := f.cache.(interface{ EvictFile(uint64) int }); ok {
+			c.EvictFile(f.id)
+		}
 	}
 }
 
@@ -113,7 +119,7 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
 	}
-	sf := &StoreFile{Path: path, Reader: r, id: id}
+	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache}
 	sf.refs.Store(1)
 	if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
 		sf.MaxSeq = encoding.SeqNum(v)

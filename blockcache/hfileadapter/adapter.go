@@ -1,0 +1,57 @@
+// Package hfileadapter makes a blockcache.LRU of *hfile.Block serve as an
+// hfile.Cache, the small interface hfile.Reader consults. It is the only
+// place that knows both packages: blockcache depends on nothing of ours, and
+// hfile only on its interface.
+//
+//	c, err := hfileadapter.New(opts) // opts: blockcache.Options
+//	regionOpts.BlockCache = c        // an hfile.Cache
+//	stats := c.Stats().Map()         // for metrics and `pe --json`
+//	defer c.Close()
+package hfileadapter
+
+import (
+	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/hfile"
+)
+
+// Cache is a blockcache.LRU of decoded HFile blocks; it implements
+// hfile.Cache and exposes the LRU's Stats, EvictFile and Close.
+type Cache struct {
+	*blockcache.LRU[*hfile.Block]
+}
+
+var _ hfile.Cache = Cache{}
+
+// New returns a Cache configured by opts; Close stops its eviction goroutine.
+func New(opts blockcache.Options) (Cache, error) {
+	c, err := blockcache.New[*hfile.Block](opts)
+	if err != nil {
+		return Cache{}, err
+	}
+	return Cache{c}, nil
+}
+
+// GetBlock returns the cached block at (file, offset), or nil. It does not
+// allocate.
+func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
+	b, _ := c.Get(blockcache.Key{File: file, Offset: offset})
+	return b
+}
+
+// CacheBlock offers b to the cache, which may decline it.
+func (c Cache) CacheBlock(file uint64, offset int64, b *hfile.Block, inMemory bool) {
+	c.Add(blockcache.Key{File: file, Offset: offset}, b, Kind(b.Type), inMemory)
+}
+
+// Kind maps an HFile block type to the cache's notion of it.
+func Kind(t hfile.BlockType) blockcache.Kind {
+	switch {
+	case t.IsData():
+		return blockcache.KindData
+	case t.IsIndex():
+		return blockcache.KindIndex
+	case t.IsBloom():
+		return blockcache.KindBloom
+	}
+	return blockcache.KindOther
+}

@@ -1,0 +1,601 @@
+package blockcache
+
+import (
+	"log/slog"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Key identifies a cached block: HBase's BlockCacheKey (file, offset), with
+// the file named by an id the caller chooses, unique among the files sharing
+// the cache.
+type Key struct {
+	File   uint64
+	Offset int64
+}
+
+// Value is what the cache holds: a decoded block.
+type Value interface {
+	// MemSize returns the bytes the value keeps alive (HBase's heapSize).
+	// It must not change while the value is cached.
+	MemSize() int64
+}
+
+// Kind says what a block is, as far as the cache cares.
+type Kind uint8
+
+const (
+	// KindOther is any block that is neither data, index nor bloom
+	// (meta, file info): always admitted.
+	KindOther Kind = iota
+	// KindData is a DATA or ENCODED_DATA block: counted in DataBlockCount and
+	// subject to adaptive admission.
+	KindData
+	// KindIndex is a root, intermediate or leaf index block: always admitted.
+	KindIndex
+	// KindBloom is a bloom chunk or bloom meta block: always admitted.
+	KindBloom
+)
+
+// Cache is HBase's BlockCache as the read path sees it.
+type Cache[V Value] interface {
+	// Get returns the cached value for k and counts a hit or a miss.
+	Get(k Key) (V, bool)
+	// Add offers v to the cache, which may decline it; it reports whether v
+	// was cached.
+	Add(k Key, v V, kind Kind, inMemory bool) bool
+	// Stats returns the cache's counters and sizes.
+	Stats() Stats
+	// Close stops background work and drops every block.
+	Close() error
+}
+
+var _ Cache[Value] = (*LRU[Value])(nil)
+
+// priority is HBase's BlockPriority.
+type priority uint8
+
+const (
+	prioSingle priority = iota
+	prioMulti
+	prioMemory
+	numPriorities
+)
+
+var priorityNames = [numPriorities]string{"single", "multi", "memory"}
+
+func (p priority) String() string { return priorityNames[p] }
+
+// entry is one cached block: HBase's LruCachedBlock.
+type entry[V Value] struct {
+	key        Key
+	value      V
+	charge     int64 // value.MemSize() + entry overhead
+	prev, next *entry[V]
+	prio       priority
+	kind       Kind
+}
+
+// lruList is a circular doubly linked list of entries through a sentinel:
+// root.next is the most recently used entry, root.prev the least.
+type lruList[V Value] struct {
+	root entry[V]
+}
+
+func (l *lruList[V]) init() { l.root.next, l.root.prev = &l.root, &l.root }
+
+func (l *lruList[V]) pushFront(e *entry[V]) {
+	e.prev, e.next = &l.root, l.root.next
+	e.prev.next, e.next.prev = e, e
+}
+
+func (l *lruList[V]) remove(e *entry[V]) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (l *lruList[V]) moveToFront(e *entry[V]) {
+	if l.root.next == e {
+		return
+	}
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = &l.root, l.root.next
+	e.prev.next, e.next.prev = e, e
+}
+
+// back returns the least recently used entry, or nil.
+func (l *lruList[V]) back() *entry[V] {
+	if l.root.prev == &l.root {
+		return nil
+	}
+	return l.root.prev
+}
+
+// shard is one lock's worth of the cache.
+type shard[V Value] struct {
+	mu sync.Mutex
+	// Everything below is protected by mu.
+	m      map[Key]*entry[V]
+	lists  [numPriorities]lruList[V]
+	bytes  [numPriorities]int64
+	count  int64
+	data   int64 // data blocks
+	hits   int64
+	misses int64
+	// contended counts Gets that found the lock held (for benchmarks).
+	contended int64
+	// free holds up to maxFreeEntries removed entries for reuse, linked
+	// through next, so that steady eviction does not allocate. (They are
+	// not charged: at most 4 KiB a shard.)
+	free  *entry[V]
+	nfree int
+	_     [64]byte // keep the next shard's mutex off this shard's counters
+}
+
+const maxFreeEntries = 64
+
+func (s *shard[V]) removeLocked(e *entry[V]) {
+	delete(s.m, e.key)
+	s.lists[e.prio].remove(e)
+	s.bytes[e.prio] -= e.charge
+	s.count--
+	if e.kind == KindData {
+		s.data--
+	}
+	if s.nfree < maxFreeEntries {
+		*e = entry[V]{next: s.free}
+		s.free = e
+		s.nfree++
+	} else {
+		var zero V
+		e.value = zero
+	}
+}
+
+// newEntryLocked returns a zeroed entry, reused if possible.
+func (s *shard[V]) newEntryLocked() *entry[V] {
+	e := s.free
+	if e == nil {
+		return &entry[V]{}
+	}
+	s.free = e.next
+	s.nfree--
+	e.next = nil
+	return e
+}
+
+// mapSlotOverhead approximates the bytes a Go map spends per entry on a
+// Key → *entry slot: 16-byte key, 8-byte pointer and a control byte, in
+// groups kept between 7/16 and 7/8 full.
+const mapSlotOverhead = 40
+
+// LRU is HBase's LruBlockCache (or, with PolicyAdaptiveLRU, its
+// LruAdaptiveBlockCache), sharded. See the package comment for its semantics
+// and New for its life cycle. It is safe for concurrent use.
+type LRU[V Value] struct {
+	// Counters, updated atomically.
+	size          atomic.Int64 // bytes charged, all shards
+	evictions     atomic.Int64 // blocks evicted by the eviction process
+	evictedBytes  atomic.Int64
+	evictionRuns  atomic.Int64
+	failedInserts atomic.Int64
+	dataPercent   atomic.Int32 // cacheDataBlockPercent, 100 unless adaptive
+	closed        atomic.Bool
+
+	shards []shard[V]
+
+	// Immutable after New.
+	maxSize, acceptableSize, minSize, hardLimit int64
+	bucketTarget                                [numPriorities]int64
+	maxBlockSize                                int64
+	entryOverhead                               int64
+	forceInMemory                               bool // or memory factor ≈ 1
+	adaptive                                    bool
+	period                                      time.Duration
+	now                                         func() time.Time
+
+	// evictMu serializes eviction runs (HBase's evictionLock, taken with
+	// tryLock); it protects evict.
+	evictMu sync.Mutex
+	evict   struct {
+		per   [][numPriorities]int64 // per-shard bucket bytes of this run
+		rotor int
+	}
+	// adm is the adaptive controller (nil for PolicyLRU); only the eviction
+	// goroutine (or a test standing in for it) touches it.
+	adm *admission
+
+	wake      chan struct{}
+	closing   chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a cache configured by opts and starts its eviction goroutine;
+// Close stops it.
+func New[V Value](opts Options) (*LRU[V], error) {
+	c, err := newLRU[V](opts)
+	if err != nil {
+		return nil, err
+	}
+	c.done = make(chan struct{})
+	go c.run()
+	return c, nil
+}
+
+// newLRU builds the cache without its goroutine; tests drive evictionStep.
+func newLRU[V Value](opts Options) (*LRU[V], error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	max := opts.CacheSize()
+	c := &LRU[V]{
+		shards:         make([]shard[V], opts.shards()),
+		maxSize:        max,
+		acceptableSize: int64(float64(max) * opts.AcceptableFactor),
+		minSize:        int64(float64(max) * opts.MinFactor),
+		maxBlockSize:   opts.MaxBlockSize,
+		forceInMemory:  opts.ForceInMemory || opts.MemoryFactor > 0.999,
+		adaptive:       opts.Policy == PolicyAdaptiveLRU,
+		period:         opts.Period,
+		now:            opts.Now,
+		wake:           make(chan struct{}, 1),
+		closing:        make(chan struct{}),
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.hardLimit = int64(opts.HardLimitFactor * float64(c.acceptableSize))
+	factors := [numPriorities]float64{opts.SingleFactor, opts.MultiFactor, opts.MemoryFactor}
+	for p, f := range factors {
+		c.bucketTarget[p] = int64(float64(max) * f * opts.MinFactor)
+	}
+	c.entryOverhead = int64((unsafe.Sizeof(entry[V]{})+15)&^15) + mapSlotOverhead
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.m = make(map[Key]*entry[V])
+		for p := range s.lists {
+			s.lists[p].init()
+		}
+	}
+	c.evict.per = make([][numPriorities]int64, len(c.shards))
+	c.dataPercent.Store(100)
+	if c.adaptive {
+		logger := opts.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		c.adm = newAdmission(opts, &c.dataPercent, logger, c.now())
+	}
+	return c, nil
+}
+
+// shardFor picks k's shard from a hash of its offset and file. (Not
+// offset % N: see the package comment.)
+func (c *LRU[V]) shardFor(k Key) *shard[V] { return &c.shards[c.shardIndex(k)] }
+
+func (c *LRU[V]) shardIndex(k Key) int {
+	h := uint64(k.Offset)*0x9e3779b97f4a7c15 ^ k.File*0xc2b2ae3d27d4eb4f
+	h ^= h >> 31
+	h *= 0xbf58476d1ce4e5b9
+	hi, _ := bits.Mul64(h, uint64(len(c.shards)))
+	return int(hi)
+}
+
+// Get returns the block cached under k, if any, and counts a hit or a miss.
+// A hit makes the block the most recently used of its priority and promotes
+// a single-access block to multi-access. Get takes only k's shard lock and
+// does not allocate.
+func (c *LRU[V]) Get(k Key) (V, bool) {
+	s := c.shardFor(k)
+	if !s.mu.TryLock() {
+		s.mu.Lock()
+		s.contended++
+	}
+	e := s.m[k]
+	if e == nil {
+		s.misses++
+		s.mu.Unlock()
+		var zero V
+		return zero, false
+	}
+	s.hits++
+	if e.prio == prioSingle {
+		s.lists[prioSingle].remove(e)
+		s.bytes[prioSingle] -= e.charge
+		e.prio = prioMulti
+		s.lists[prioMulti].pushFront(e)
+		s.bytes[prioMulti] += e.charge
+	} else {
+		s.lists[e.prio].moveToFront(e)
+	}
+	v := e.value
+	s.mu.Unlock()
+	return v, true
+}
+
+// Contains reports whether k is cached, without counting or touching it.
+func (c *LRU[V]) Contains(k Key) bool {
+	s := c.shardFor(k)
+	s.mu.Lock()
+	_, ok := s.m[k]
+	s.mu.Unlock()
+	return ok
+}
+
+// Add offers v to the cache under k, as HBase's cacheBlock, and reports
+// whether it was cached. In order, it declines:
+//   - with AdaptiveLRU, a data block whose offset % 100 is at least
+//     cacheDataBlockPercent (while that is below 100);
+//   - a value larger than the max block size (a failed insert);
+//   - a key already cached (the cached value stays);
+//   - anything while the cache is at its hard limit (a failed insert, and the
+//     eviction goroutine is woken).
+//
+// The block gets MEMORY priority if inMemory, else SINGLE.
+func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
+	if kind == KindData && c.adaptive {
+		if p := c.dataPercent.Load(); p != 100 && k.Offset%100 >= int64(p) {
+			return false
+		}
+	}
+	ms := v.MemSize()
+	if ms > c.maxBlockSize {
+		c.failedInserts.Add(1)
+		return false
+	}
+	s := c.shardFor(k)
+	s.mu.Lock()
+	if _, ok := s.m[k]; ok || c.closed.Load() {
+		s.mu.Unlock()
+		return false
+	}
+	if c.size.Load() >= c.hardLimit {
+		s.mu.Unlock()
+		c.failedInserts.Add(1)
+		c.wakeEviction()
+		return false
+	}
+	e := s.newEntryLocked()
+	e.key, e.value, e.charge, e.prio, e.kind = k, v, ms+c.entryOverhead, prioSingle, kind
+	if inMemory {
+		e.prio = prioMemory
+	}
+	s.m[k] = e
+	s.lists[e.prio].pushFront(e)
+	s.bytes[e.prio] += e.charge
+	s.count++
+	if kind == KindData {
+		s.data++
+	}
+	newSize := c.size.Add(e.charge)
+	s.mu.Unlock()
+	if newSize > c.acceptableSize {
+		c.wakeEviction()
+	}
+	return true
+}
+
+// EvictFile drops every block of file, as HBase's evictBlocksByHfileName
+// when a store file is closed or compacted away, and returns how many it
+// dropped. These do not count as evictions (HBase's blockCacheEvictionCount
+// excludes them too). It visits every block, so it is not for hot paths.
+func (c *LRU[V]) EvictFile(file uint64) int {
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		var freed int64
+		s.mu.Lock()
+		for k, e := range s.m {
+			if k.File == file {
+				freed += e.charge
+				s.removeLocked(e)
+				n++
+			}
+		}
+		s.mu.Unlock()
+		c.size.Add(-freed)
+	}
+	return n
+}
+
+// Close stops the eviction goroutine and drops every block. The cache
+// declines Adds afterwards; Get keeps working (and misses). Close is
+// idempotent.
+func (c *LRU[V]) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		close(c.closing)
+		if c.done != nil {
+			<-c.done
+		}
+		for i := range c.shards {
+			s := &c.shards[i]
+			s.mu.Lock()
+			var freed int64
+			for _, e := range s.m {
+				freed += e.charge
+				s.removeLocked(e)
+			}
+			s.free, s.nfree = nil, 0
+			s.mu.Unlock()
+			c.size.Add(-freed)
+		}
+	})
+	return nil
+}
+
+func (c *LRU[V]) wakeEviction() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the eviction goroutine: HBase's EvictionThread. It wakes when an
+// insert passes the acceptable size, or after a period of quiet.
+func (c *LRU[V]) run() {
+	defer close(c.done)
+	t := time.NewTimer(c.period)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-c.wake:
+		case <-t.C:
+		}
+		c.evictionStep()
+		t.Reset(c.period)
+	}
+}
+
+// evictionStep is one wake-up of the eviction goroutine.
+func (c *LRU[V]) evictionStep() {
+	targeted := c.runEviction()
+	if c.adm != nil {
+		c.adm.observe(c.now(), targeted)
+	}
+}
+
+// runEviction is HBase's evict(): if the cache is above its minimum size it
+// frees down to it with the bucket algorithm, and returns the bytes it set
+// out to free (0 if none, or if another run holds the lock).
+func (c *LRU[V]) runEviction() int64 {
+	if !c.evictMu.TryLock() {
+		return 0
+	}
+	defer c.evictMu.Unlock()
+	toFree := c.size.Load() - c.minSize
+	if toFree <= 0 {
+		return 0
+	}
+	c.evictionRuns.Add(1)
+	var totals [numPriorities]int64
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		c.evict.per[i] = s.bytes
+		s.mu.Unlock()
+		for p := range totals {
+			totals[p] += c.evict.per[i][p]
+		}
+	}
+	c.evict.rotor++
+	free := func(p priority, want int64) int64 {
+		// HBase's bucket queue holds only the oldest blocks worth toFree.
+		return c.freeBucketLocked(p, min(want, toFree), totals[p])
+	}
+	var freed int64
+	if c.forceInMemory {
+		s, m := totals[prioSingle], totals[prioMulti]
+		if toFree > s+m {
+			// Single and multi cannot cover it: empty them, then memory.
+			freed = free(prioSingle, s)
+			freed += free(prioMulti, m)
+			freed += free(prioMemory, toFree-freed)
+		} else {
+			// Leave memory alone, and single:multi near 1:2.
+			remain := s + m - toFree
+			switch {
+			case 3*s <= remain:
+				freed = free(prioMulti, toFree)
+			case 3*m <= 2*remain:
+				freed = free(prioSingle, toFree)
+			default:
+				freed = free(prioSingle, s-remain/3)
+				if freed < toFree {
+					freed += free(prioMulti, toFree-freed)
+				}
+			}
+		}
+		return toFree
+	}
+	// Buckets in ascending order of overflow (ties: single, multi, memory).
+	order := [numPriorities]priority{prioSingle, prioMulti, prioMemory}
+	overflow := func(p priority) int64 { return totals[p] - c.bucketTarget[p] }
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && overflow(order[j]) < overflow(order[j-1]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	remaining := int64(len(order))
+	for _, p := range order {
+		if o := overflow(p); o > 0 {
+			freed += free(p, min(o, (toFree-freed)/remaining))
+		}
+		remaining--
+	}
+	return toFree
+}
+
+// freeBucketLocked frees at least want bytes (if there are that many) from
+// the least recently used blocks of priority p, each shard its share by its
+// part of the bucket's total, and returns the bytes freed. Like HBase's
+// BlockBucket.free, it evicts at least one block even when want ≤ 0.
+// REQUIRES: evictMu held.
+func (c *LRU[V]) freeBucketLocked(p priority, want, total int64) int64 {
+	if total <= 0 {
+		return 0
+	}
+	want = max(want, 1)
+	n := len(c.shards)
+	start := c.evict.rotor % n
+	var freed, cum int64
+	for j := 0; j < n && freed < want; j++ {
+		i := (start + j) % n
+		share := c.evict.per[i][p]
+		if share == 0 {
+			continue
+		}
+		cum += share
+		target := want
+		if cum < total {
+			target = int64(float64(want) * float64(cum) / float64(total))
+		}
+		if q := target - freed; q > 0 {
+			freed += c.freeShard(&c.shards[i], p, q)
+		}
+	}
+	// Shards changed since the census: take the rest from anywhere.
+	for j := 0; j < n && freed < want; j++ {
+		freed += c.freeShard(&c.shards[(start+j)%n], p, want-freed)
+	}
+	return freed
+}
+
+// freeShard evicts s's least recently used blocks of priority p until it
+// has freed want bytes or has none left, and returns the bytes freed.
+func (c *LRU[V]) freeShard(s *shard[V], p priority, want int64) int64 {
+	var freed, n int64
+	s.mu.Lock()
+	for freed < want {
+		e := s.lists[p].back()
+		if e == nil {
+			break
+		}
+		freed += e.charge
+		n++
+		s.removeLocked(e)
+	}
+	s.mu.Unlock()
+	if n > 0 {
+		c.size.Add(-freed)
+		c.evictions.Add(n)
+		c.evictedBytes.Add(freed)
+	}
+	return freed
+}
+
+// MaxSize returns the cache's maximum size in bytes.
+func (c *LRU[V]) MaxSize() int64 { return c.maxSize }
+
+// Size returns the bytes currently charged.
+func (c *LRU[V]) Size() int64 { return c.size.Load() }
+
+// CacheDataBlockPercent returns the adaptive controller's current percent
+// (always 100 for PolicyLRU).
+func (c *LRU[V]) CacheDataBlockPercent() int { return int(c.dataPercent.Load()) }

@@ -1,0 +1,366 @@
+package blockcache
+
+import (
+	"log/slog"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Policy is hfile.block.cache.policy.
+type Policy uint8
+
+const (
+	// PolicyLRU is HBase's LruBlockCache.
+	PolicyLRU Policy = iota
+	// PolicyAdaptiveLRU is HBase's LruAdaptiveBlockCache: LRU plus adaptive
+	// admission of data blocks under heavy eviction.
+	PolicyAdaptiveLRU
+)
+
+func (p Policy) String() string {
+	switch p {
+	case PolicyLRU:
+		return "LRU"
+	case PolicyAdaptiveLRU:
+		return "AdaptiveLRU"
+	}
+	return "Policy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// ParsePolicy parses a hfile.block.cache.policy value, case-insensitively as
+// HBase's BlockCacheFactory does. IndexOnlyLRU and TinyLFU are not supported.
+func ParsePolicy(s string) (Policy, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "lru":
+		return PolicyLRU, nil
+	case "adaptivelru":
+		return PolicyAdaptiveLRU, nil
+	}
+	return 0, errors.Newf("blockcache: unsupported hfile.block.cache.policy %q (want LRU or AdaptiveLRU)", s)
+}
+
+// HBase's defaults.
+const (
+	DefaultFraction                         = 0.4 // hfile.block.cache.size
+	DefaultAcceptableFactor                 = 0.99
+	DefaultMinFactor                        = 0.95
+	DefaultSingleFactor                     = 0.25
+	DefaultMultiFactor                      = 0.50
+	DefaultMemoryFactor                     = 0.25
+	DefaultHardLimitFactor                  = 1.2
+	DefaultMaxBlockSize                     = 16 << 20 // hbase.lru.max.block.size
+	DefaultHeavyEvictionCountLimit          = math.MaxInt32
+	DefaultHeavyEvictionMBSizeLimit         = 500
+	DefaultHeavyEvictionOverheadCoefficient = 0.01
+	DefaultPeriod                           = 10 * time.Second
+	// DefaultMemoryBudget is what a fractional hfile.block.cache.size refers
+	// to when neither Options.MemoryBudget nor GOMEMLIMIT says otherwise.
+	DefaultMemoryBudget = 1 << 30
+)
+
+// Options configure an LRU. Start from DefaultOptions: the zero Options is
+// not valid (HBase allows some factors to be 0, so 0 cannot mean "default").
+type Options struct {
+	// Size is the maximum size in bytes. If 0, the size is
+	// Fraction × MemoryBudget. hfile.block.cache.size sets one or the other.
+	Size int64
+	// Fraction is hfile.block.cache.size as HBase means it: a fraction of the
+	// memory (HBase: of the heap). 0 disables the cache.
+	Fraction float64
+	// MemoryBudget is the memory Fraction refers to (regionkv.memory.budget).
+	// If 0: GOMEMLIMIT when set, else DefaultMemoryBudget.
+	MemoryBudget int64
+
+	// Policy is hfile.block.cache.policy.
+	Policy Policy
+
+	// hbase.lru.blockcache.acceptable.factor, .min.factor,
+	// .single.percentage, .multi.percentage, .memory.percentage and
+	// .hard.capacity.limit.factor.
+	AcceptableFactor float64
+	MinFactor        float64
+	SingleFactor     float64
+	MultiFactor      float64
+	MemoryFactor     float64
+	HardLimitFactor  float64
+	// ForceInMemory is hbase.lru.rs.inmemoryforcemode.
+	ForceInMemory bool
+	// MaxBlockSize is hbase.lru.max.block.size: larger values are not cached.
+	MaxBlockSize int64
+
+	// hbase.lru.cache.heavy.eviction.count.limit, .mb.size.limit and
+	// .overhead.coefficient (AdaptiveLRU only). New clamps them as HBase
+	// does: count ≥ 0, MB ≥ 1, coefficient in [0.001, 1].
+	HeavyEvictionCountLimit          int
+	HeavyEvictionMBSizeLimit         int64
+	HeavyEvictionOverheadCoefficient float64
+	// Period is how long the eviction goroutine sleeps when not woken, and
+	// the adaptive controller's period (hbase.lru.cache.heavy.eviction.period.ms,
+	// our extension; HBase hard-codes 10 s for both).
+	Period time.Duration
+
+	// Shards is the number of shards (hbase.lru.blockcache.shards, our
+	// extension). 0 means the power of two at or above 4 × GOMAXPROCS.
+	Shards int
+
+	// Now is the clock of the adaptive controller; time.Now if nil.
+	Now func() time.Time
+	// Logger receives the adaptive controller's line per period;
+	// slog.Default() if nil.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns HBase's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Fraction:                         DefaultFraction,
+		Policy:                           PolicyLRU,
+		AcceptableFactor:                 DefaultAcceptableFactor,
+		MinFactor:                        DefaultMinFactor,
+		SingleFactor:                     DefaultSingleFactor,
+		MultiFactor:                      DefaultMultiFactor,
+		MemoryFactor:                     DefaultMemoryFactor,
+		HardLimitFactor:                  DefaultHardLimitFactor,
+		MaxBlockSize:                     DefaultMaxBlockSize,
+		HeavyEvictionCountLimit:          DefaultHeavyEvictionCountLimit,
+		HeavyEvictionMBSizeLimit:         DefaultHeavyEvictionMBSizeLimit,
+		HeavyEvictionOverheadCoefficient: DefaultHeavyEvictionOverheadCoefficient,
+		Period:                           DefaultPeriod,
+	}
+}
+
+// CacheSize returns the maximum size in bytes these options give: Size if
+// set, else Fraction × MemoryBudget. 0 means the cache is disabled.
+func (o *Options) CacheSize() int64 {
+	if o.Size > 0 {
+		return o.Size
+	}
+	return int64(math.Floor(o.Fraction * float64(o.memoryBudget())))
+}
+
+func (o *Options) memoryBudget() int64 {
+	if o.MemoryBudget > 0 {
+		return o.MemoryBudget
+	}
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return l
+	}
+	return DefaultMemoryBudget
+}
+
+func (o *Options) shards() int {
+	if o.Shards > 0 {
+		return o.Shards
+	}
+	n := 1
+	for n < 4*runtime.GOMAXPROCS(0) {
+		n <<= 1
+	}
+	return n
+}
+
+// SetConfig applies an HBase configuration property by name, as
+// hbase-site.xml or `-D key=value` give it. Values are checked for syntax
+// here and for consistency by New.
+func (o *Options) SetConfig(key, value string) error {
+	value = strings.TrimSpace(value)
+	wrap := func(err error) error { return errors.Wrapf(err, "blockcache: property %s", key) }
+	float := func(dst *float64) error {
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return wrap(err)
+		}
+		*dst = v
+		return nil
+	}
+	switch key {
+	case "hfile.block.cache.size":
+		size, frac, err := parseCacheSize(value)
+		if err != nil {
+			return wrap(err)
+		}
+		o.Size, o.Fraction = size, frac
+	case "regionkv.memory.budget":
+		v, err := parseBytes(value)
+		if err != nil {
+			return wrap(err)
+		}
+		o.MemoryBudget = v
+	case "hfile.block.cache.policy":
+		p, err := ParsePolicy(value)
+		if err != nil {
+			return err
+		}
+		o.Policy = p
+	case "hbase.lru.blockcache.acceptable.factor":
+		return float(&o.AcceptableFactor)
+	case "hbase.lru.blockcache.min.factor":
+		return float(&o.MinFactor)
+	case "hbase.lru.blockcache.single.percentage":
+		return float(&o.SingleFactor)
+	case "hbase.lru.blockcache.multi.percentage":
+		return float(&o.MultiFactor)
+	case "hbase.lru.blockcache.memory.percentage":
+		return float(&o.MemoryFactor)
+	case "hbase.lru.blockcache.hard.capacity.limit.factor":
+		return float(&o.HardLimitFactor)
+	case "hbase.lru.cache.heavy.eviction.overhead.coefficient":
+		return float(&o.HeavyEvictionOverheadCoefficient)
+	case "hbase.lru.rs.inmemoryforcemode":
+		v, err := strconv.ParseBool(value)
+		if err != nil {
+			return wrap(err)
+		}
+		o.ForceInMemory = v
+	case "hbase.lru.max.block.size":
+		v, err := parseBytes(value)
+		if err != nil {
+			return wrap(err)
+		}
+		o.MaxBlockSize = v
+	case "hbase.lru.cache.heavy.eviction.count.limit":
+		v, err := strconv.ParseInt(value, 10, 32)
+		if err != nil {
+			return wrap(err)
+		}
+		o.HeavyEvictionCountLimit = int(v)
+	case "hbase.lru.cache.heavy.eviction.mb.size.limit":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return wrap(err)
+		}
+		o.HeavyEvictionMBSizeLimit = v
+	case "hbase.lru.cache.heavy.eviction.period.ms":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return wrap(err)
+		}
+		if v <= 0 {
+			return errors.Newf("blockcache: property %s must be positive, got %d", key, v)
+		}
+		o.Period = time.Duration(v) * time.Millisecond
+	case "hbase.lru.blockcache.shards":
+		v, err := strconv.ParseInt(value, 10, 32)
+		if err != nil {
+			return wrap(err)
+		}
+		if v < 0 {
+			return errors.Newf("blockcache: property %s must not be negative, got %d", key, v)
+		}
+		o.Shards = int(v)
+	default:
+		return errors.Newf("blockcache: unknown property %q", key)
+	}
+	return nil
+}
+
+// IsConfigKey reports whether SetConfig knows key, so that a caller holding
+// several components' properties can route each to its owner.
+func IsConfigKey(key string) bool { return slices.Contains(ConfigKeys, key) }
+
+// ConfigKeys lists the properties SetConfig accepts.
+var ConfigKeys = []string{
+	"hfile.block.cache.size",
+	"hfile.block.cache.policy",
+	"hbase.lru.blockcache.acceptable.factor",
+	"hbase.lru.blockcache.min.factor",
+	"hbase.lru.blockcache.single.percentage",
+	"hbase.lru.blockcache.multi.percentage",
+	"hbase.lru.blockcache.memory.percentage",
+	"hbase.lru.blockcache.hard.capacity.limit.factor",
+	"hbase.lru.rs.inmemoryforcemode",
+	"hbase.lru.max.block.size",
+	"hbase.lru.cache.heavy.eviction.count.limit",
+	"hbase.lru.cache.heavy.eviction.mb.size.limit",
+	"hbase.lru.cache.heavy.eviction.overhead.coefficient",
+	"hbase.lru.cache.heavy.eviction.period.ms", // our extension
+	"hbase.lru.blockcache.shards",              // our extension
+	"regionkv.memory.budget",                   // our extension
+}
+
+// parseCacheSize parses hfile.block.cache.size: a fraction of the memory
+// budget as HBase has it ("0.4"), or, our extension, an absolute size with a
+// unit ("64m", "1g") or a plain byte count above 1.
+func parseCacheSize(s string) (size int64, fraction float64, err error) {
+	if s != "" && strings.ContainsAny(s[len(s)-1:], "kKmMgGtTbB") {
+		size, err = parseBytes(s)
+		return size, 0, err
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	switch {
+	case f < 0 || math.IsNaN(f):
+		return 0, 0, errors.Newf("%q is negative", s)
+	case f <= 1:
+		return 0, f, nil
+	case f != math.Trunc(f):
+		return 0, 0, errors.Newf("%q is neither a fraction of memory (0..1) nor a byte count", s)
+	}
+	return int64(f), 0, nil
+}
+
+// parseBytes parses a byte count with an optional binary unit: k, m, g, t,
+// optionally followed by b or ib ("64m", "64MB", "64MiB").
+func parseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k':
+			mult = 1 << 10
+		case 'm':
+			mult = 1 << 20
+		case 'g':
+			mult = 1 << 30
+		case 't':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || v*float64(mult) > math.MaxInt64 {
+		return 0, errors.Newf("bad size %q", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// validate checks the constraints HBase's LruBlockCache constructor checks.
+func (o *Options) validate() error {
+	if o.CacheSize() <= 0 {
+		return errors.New("blockcache: cache size is 0 (hfile.block.cache.size=0 disables the block cache)")
+	}
+	if o.SingleFactor < 0 || o.MultiFactor < 0 || o.MemoryFactor < 0 ||
+		math.Abs(o.SingleFactor+o.MultiFactor+o.MemoryFactor-1) > 1e-6 {
+		return errors.Newf("blockcache: single, multi and memory percentages (%g, %g, %g) must be non-negative and sum to 1",
+			o.SingleFactor, o.MultiFactor, o.MemoryFactor)
+	}
+	if !(o.MinFactor > 0 && o.MinFactor < o.AcceptableFactor && o.AcceptableFactor < 1) {
+		return errors.Newf("blockcache: need 0 < min factor (%g) < acceptable factor (%g) < 1",
+			o.MinFactor, o.AcceptableFactor)
+	}
+	if o.HardLimitFactor < 1 {
+		return errors.Newf("blockcache: hard capacity limit factor %g must be at least 1", o.HardLimitFactor)
+	}
+	if o.MaxBlockSize <= 0 {
+		return errors.Newf("blockcache: max block size %d must be positive", o.MaxBlockSize)
+	}
+	if o.Period <= 0 {
+		return errors.Newf("blockcache: period %s must be positive", o.Period)
+	}
+	if o.Policy != PolicyLRU && o.Policy != PolicyAdaptiveLRU {
+		return errors.Newf("blockcache: unknown policy %s", o.Policy)
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package blockcache
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSetConfig(t *testing.T) {
+	o := DefaultOptions()
+	set := func(k, v string) {
+		t.Helper()
+		require.NoError(t, o.SetConfig(k, v), "%s=%s", k, v)
+	}
+	set("hfile.block.cache.size", "0.25")
+	set("regionkv.memory.budget", "4g")
+	require.EqualValues(t, 1<<30, o.CacheSize())
+	set("hfile.block.cache.size", "64m")
+	require.EqualValues(t, 64<<20, o.CacheSize())
+	set("hfile.block.cache.size", "1048576")
+	require.EqualValues(t, 1<<20, o.CacheSize())
+	set("hfile.block.cache.size", "1.5GiB")
+	require.EqualValues(t, 3<<29, o.CacheSize())
+	set("hfile.block.cache.size", "0")
+	require.EqualValues(t, 0, o.CacheSize())
+
+	set("hfile.block.cache.policy", "AdaptiveLRU")
+	require.Equal(t, PolicyAdaptiveLRU, o.Policy)
+	set("hfile.block.cache.policy", "lru")
+	require.Equal(t, PolicyLRU, o.Policy)
+	require.ErrorContains(t, o.SetConfig("hfile.block.cache.policy", "TinyLFU"), "unsupported")
+
+	set("hbase.lru.blockcache.acceptable.factor", "0.9")
+	set("hbase.lru.blockcache.min.factor", "0.8")
+	set("hbase.lru.blockcache.single.percentage", "0.3")
+	set("hbase.lru.blockcache.multi.percentage", "0.6")
+	set("hbase.lru.blockcache.memory.percentage", "0.1")
+	set("hbase.lru.blockcache.hard.capacity.limit.factor", "1.5")
+	set("hbase.lru.rs.inmemoryforcemode", "true")
+	set("hbase.lru.max.block.size", "1m")
+	set("hbase.lru.cache.heavy.eviction.count.limit", "3")
+	set("hbase.lru.cache.heavy.eviction.mb.size.limit", "200")
+	set("hbase.lru.cache.heavy.eviction.overhead.coefficient", "0.05")
+	set("hbase.lru.cache.heavy.eviction.period.ms", "1500")
+	set("hbase.lru.blockcache.shards", "3")
+	require.Equal(t, Options{
+		Fraction: 0, MemoryBudget: 4 << 30, Policy: PolicyLRU,
+		AcceptableFactor: 0.9, MinFactor: 0.8, SingleFactor: 0.3, MultiFactor: 0.6, MemoryFactor: 0.1,
+		HardLimitFactor: 1.5, ForceInMemory: true, MaxBlockSize: 1 << 20,
+		HeavyEvictionCountLimit: 3, HeavyEvictionMBSizeLimit: 200, HeavyEvictionOverheadCoefficient: 0.05,
+		Period: 1500 * time.Millisecond, Shards: 3,
+	}, o)
+
+	require.ErrorContains(t, o.SetConfig("hbase.lru.blockcache.bogus", "1"), "unknown property")
+	require.Error(t, o.SetConfig("hfile.block.cache.size", "-0.1"))
+	require.Error(t, o.SetConfig("hfile.block.cache.size", "2.5"))
+	require.Error(t, o.SetConfig("hfile.block.cache.size", "lots"))
+	require.Error(t, o.SetConfig("hbase.lru.cache.heavy.eviction.period.ms", "0"))
+	require.Error(t, o.SetConfig("hbase.lru.rs.inmemoryforcemode", "maybe"))
+}
+
+func TestConfigKeysAreKnown(t *testing.T) {
+	for _, k := range ConfigKeys {
+		require.True(t, IsConfigKey(k))
+		o := DefaultOptions()
+		err := o.SetConfig(k, "")
+		require.Error(t, err, k)
+		require.NotContains(t, err.Error(), "unknown property", k)
+	}
+	require.False(t, IsConfigKey("hbase.hregion.memstore.flush.size"))
+}
+
+func TestDefaults(t *testing.T) {
+	o := DefaultOptions()
+	o.MemoryBudget = 10 << 30
+	require.EqualValues(t, 4<<30, o.CacheSize())
+	n := o.shards()
+	require.Equal(t, 0, n&(n-1), "power of two")
+	require.Equal(t, "AdaptiveLRU", PolicyAdaptiveLRU.String())
+}
