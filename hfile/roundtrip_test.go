@@ -119,7 +119,11 @@ func checkFile(t *testing.T, r *Reader, kvs []*encoding.KeyValue, rng *rand.Rand
 		return sort.Search(len(kvs), func(i int) bool { return cmp.CompareKeyValueKey(kvs[i], k) >= 0 })
 	}
 	probes := make([]encoding.Key, 0, 400)
-	for j := 0; j < 200; j++ {
+	nprobes := 200
+	if testing.Short() {
+		nprobes = 40 // the race run
+	}
+	for j := 0; j < nprobes; j++ {
 		kv := kvs[rng.IntN(len(kvs))]
 		probes = append(probes, kv.Key(), encoding.FirstOnRow(nil, kv.Row), encoding.LastOnRow(nil, kv.Row),
 			encoding.FirstOnRowCol(nil, kv.Row, kv.Family, kv.Qualifier))
@@ -211,10 +215,14 @@ func TestRoundTrip(t *testing.T) {
 						rng := rand.New(rand.NewPCG(uint64(bs), uint64(enc)))
 						var kvs []*encoding.KeyValue
 						tags := data == "random" && bs == 4096
+						n := 1500
+						if testing.Short() {
+							n = 300 // the race run: every combination, smaller files
+						}
 						if data == "random" {
-							kvs = randomCells(rng, 1500, tags)
+							kvs = randomCells(rng, n, tags)
 						} else {
-							kvs = peCells(rng, 1500)
+							kvs = peCells(rng, n)
 						}
 						bloom := []BloomType{BloomNone, BloomRow, BloomRowCol}[rng.IntN(3)]
 						o := WriterOptions{BlockSize: bs, Encoding: enc, Compression: comp, BloomType: bloom, IncludesTags: tags}
@@ -232,6 +240,9 @@ func TestRoundTrip(t *testing.T) {
 func TestMultiLevelIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kvs := peCells(rng, 20000)
+	if testing.Short() {
+		kvs = kvs[:8000]
+	}
 	for _, c := range []struct {
 		maxIndex int
 		levels   int
