@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/region"
@@ -76,9 +79,12 @@ type peOptions struct {
 	duration     time.Duration
 	keySpace     int64
 	distribution string
+	caching      int  // --caching: accepted for HBase compatibility
+	cacheBlocks  bool // --cacheBlocks: scans offer the blocks they read to the block cache
 	json         bool
 	seed         uint64
 	dir          string
+	cpuProfile   string
 }
 
 // peDefines collects repeated -D key=value flags.
@@ -114,8 +120,11 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	duration := fs.Duration("duration", 0, "stop after this long (e.g. 10s); without an explicit --rows, clients run until then")
 	keySpace := fs.Int64("keySpace", 0, "random commands pick among rows [0, keySpace) (default: rows × NCLIENTS); increment, append and checkAndPut pick at random among them")
 	distribution := fs.String("requestDistribution", distUniform, "how random commands pick rows: uniform, zipfian (YCSB's, over the key space) or latest (zipfian, most recently written rows first)")
+	caching := fs.Int("caching", 30, "scan caching (rows per RPC in HBase); accepted for compatibility: embedded scans have no RPCs to batch")
+	cacheBlocks := fs.Bool("cacheBlocks", true, "scans offer the data blocks they read to the block cache (HBase's Scan.setCacheBlocks)")
 	jsonOut := fs.Bool("json", false, "print one JSON object with the results on the last line")
 	seed := fs.Uint64("seed", 0, "random seed for row choice and values (default: from the clock; printed in the summary)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the clients' run (not the open or final flush) to this `file`, for go tool pprof")
 	dir := fs.String("dir", "", "region directory; reused by later runs (default: a temporary directory, removed at the end)")
 	fs.Bool("nomapred", true, "accepted for compatibility with hbase pe --nomapred: pe always runs its clients in-process")
 	fs.Usage = func() { peUsage(stderr, fs) }
@@ -146,7 +155,8 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	o := &peOptions{
 		cmd: lookupPECommand(positional[0]), rows: *rows, valueSize: *valueSize, columns: *columns,
 		duration: *duration, keySpace: *keySpace, distribution: strings.ToLower(*distribution),
-		json: *jsonOut, seed: *seed, dir: *dir, config: defines,
+		caching: *caching, cacheBlocks: *cacheBlocks, json: *jsonOut, seed: *seed, dir: *dir, config: defines,
+		cpuProfile: *cpuProfile,
 	}
 	if o.cmd == nil {
 		return bad("unknown command %q", positional[0])
@@ -171,8 +181,16 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		return bad("--duration must not be negative")
 	case o.keySpace < 0:
 		return bad("--keySpace must not be negative")
-	case o.cmd.pick == pickSequential && (o.keySpace != 0 || o.distribution != distUniform):
+	case o.caching < 1:
+		return bad("--caching must be at least 1")
+	case o.cmd.workload != nil && (o.keySpace != 0 || o.distribution != distUniform):
+		return bad("%s sets its own request distribution and works on the rows × NCLIENTS rows of the table: --keySpace and --requestDistribution do not apply", o.cmd.name)
+	case o.cmd.pick != pickRandom && o.cmd.pick != pickOverlapping && (o.keySpace != 0 || o.distribution != distUniform):
 		return bad("--keySpace and --requestDistribution apply to random commands, not %s", o.cmd.name)
+	}
+	if o.cmd.warnDefaultRows && !o.rowsSet && o.duration == 0 {
+		fmt.Fprintf(stderr, "regionsrv pe: warning: --rows not given: each client runs %d %s operations, each a scan of the whole table; this could take a very long time\n",
+			o.rows, o.cmd.name)
 	}
 	if _, err := newKeyChooser(o.distribution, 1, 1, 1); err != nil {
 		return bad("--requestDistribution: %v", err)
@@ -204,8 +222,13 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		o.durability = wal.SkipWAL
 	}
 	var scratch region.Options
+	bc := blockcache.DefaultOptions()
 	for _, kv := range o.config {
-		if err := scratch.SetConfig(kv[0], kv[1]); err != nil {
+		set := scratch.SetConfig
+		if blockcache.IsConfigKey(kv[0]) {
+			set = bc.SetConfig
+		}
+		if err := set(kv[0], kv[1]); err != nil {
 			return bad("-D %s=%s: %v", kv[0], kv[1], err)
 		}
 	}
@@ -243,9 +266,23 @@ func peUsage(w io.Writer, fs *flag.FlagSet) {
 func (o *peOptions) regionOptions() region.Options {
 	ro := region.Options{Table: "TestTable", Families: o.families}
 	for _, kv := range o.config {
-		_ = ro.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
+		if !blockcache.IsConfigKey(kv[0]) {
+			_ = ro.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
+		}
 	}
 	return ro
+}
+
+// blockCacheOptions returns the block cache's options: HBase's defaults
+// (hfile.block.cache.size 0.4 of the memory budget) and the -D settings.
+func (o *peOptions) blockCacheOptions() blockcache.Options {
+	bc := blockcache.DefaultOptions()
+	for _, kv := range o.config {
+		if blockcache.IsConfigKey(kv[0]) {
+			_ = bc.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
+		}
+	}
+	return bc
 }
 
 // peResult is what a run measured.
@@ -257,9 +294,20 @@ type peResult struct {
 	flush       time.Duration // the final flush of write commands
 	hist        *hdrhistogram.Histogram
 	stats       region.Stats
+	blockCache  map[string]float64 // the block cache's metrics, nil without one
 	seed        uint64
 	stopped     string // why the run ended before its rows were done, if it did
 	interrupted bool
+	rows        int64          // rows the operations read (scan commands)
+	countsRows  bool           // the command reports rows read
+	kinds       []peKindResult // per operation type (YCSB workloads)
+}
+
+// peKindResult is the latency of one operation type of a command that
+// mixes several.
+type peKindResult struct {
+	name string
+	hist *hdrhistogram.Histogram
 }
 
 // run opens the region, runs the clients and flushes.
@@ -277,6 +325,16 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		if _, err := os.Stat(filepath.Join(dir, ".regioninfo")); err == nil {
 			ro.Families = nil
 		}
+	}
+	var cache *hfileadapter.Cache
+	if bc := o.blockCacheOptions(); bc.CacheSize() > 0 {
+		c, err := hfileadapter.New(bc)
+		if err != nil {
+			return nil, errors.Wrap(err, "block cache")
+		}
+		defer c.Close()
+		cache = &c
+		ro.BlockCache = c
 	}
 	r, err := region.Open(dir, ro)
 	if err != nil {
@@ -298,6 +356,7 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	}
 	t := &peTable{
 		r: r, cmd: o.cmd, valueSize: o.valueSize, durability: o.durability, rows: o.rows,
+		tableRows: o.rows * int64(o.clients), cacheBlocks: o.cacheBlocks,
 		randomCAS: o.keySpace != 0 || o.distribution != distUniform,
 	}
 	for _, f := range o.families {
@@ -305,6 +364,11 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	}
 	for i := 0; i < o.columns; i++ {
 		t.qualifiers = append(t.qualifiers, []byte(strconv.Itoa(i)))
+	}
+	for _, f := range t.families {
+		for _, q := range t.qualifiers {
+			t.columns = append(t.columns, region.Column{Family: f, Qualifier: q})
+		}
 	}
 	keySpace := o.keySpace
 	if keySpace == 0 {
@@ -319,11 +383,17 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	if o.duration > 0 && !o.rowsSet {
 		limit = -1
 	}
+	if o.cmd.workload != nil {
+		t.ycsb = newYCSBState(o.cmd.workload, t, o.clients, limit)
+	}
 	clients := make([]*peWorker, o.clients)
 	for i := range clients {
 		clients[i] = &peWorker{
 			peClient: peClient{t: t, id: int64(i), rng: rand.New(rand.NewPCG(o.seed, uint64(i)))},
-			hist:     hdrhistogram.New(1, int64(peMaxLatency), 3),
+			hist:     newPEHistogram(),
+		}
+		for range o.cmd.kinds() {
+			clients[i].kindHists = append(clients[i].kindHists, newPEHistogram())
 		}
 	}
 	var (
@@ -346,6 +416,17 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		}
 	}()
 
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return nil, errors.Wrap(err, "--cpuprofile")
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, errors.Wrap(err, "--cpuprofile")
+		}
+		defer pprof.StopCPUProfile() // if the run fails; stopped below otherwise
+	}
 	start := time.Now()
 	if o.duration > 0 {
 		timer := time.AfterFunc(o.duration, func() { halt("--duration " + o.duration.String() + " reached") })
@@ -366,9 +447,13 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	wg.Wait()
 	res.elapsed = time.Since(start)
 	progressDone()
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
 
 	for _, c := range clients {
 		res.ops += c.ops.Load()
+		res.rows += c.rowsRead
 	}
 	if firstErr != nil {
 		if errors.Is(firstErr, errMiss) {
@@ -385,6 +470,14 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	for _, c := range clients[1:] {
 		res.hist.Merge(c.hist)
 	}
+	for k, name := range o.cmd.kinds() {
+		h := clients[0].kindHists[k]
+		for _, c := range clients[1:] {
+			h.Merge(c.kindHists[k])
+		}
+		res.kinds = append(res.kinds, peKindResult{name: name, hist: h})
+	}
+	res.countsRows = o.cmd.countsRows
 	if o.cmd.write {
 		flushStart := time.Now()
 		if err := r.Flush(); err != nil {
@@ -393,6 +486,9 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		res.flush = time.Since(flushStart)
 	}
 	res.stats = r.Stats()
+	if cache != nil {
+		res.blockCache = cache.Stats().Map()
+	}
 	closed = true
 	if err := r.Close(); err != nil {
 		return nil, errors.Wrap(err, "closing the region")
@@ -400,28 +496,40 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	return res, nil
 }
 
+func newPEHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(peMaxLatency), 3) }
+
 // peWorker is a client with its measurements.
 type peWorker struct {
 	peClient
-	ops  atomic.Int64 // read by the progress bar
-	hist *hdrhistogram.Histogram
+	ops       atomic.Int64 // read by the progress bar
+	hist      *hdrhistogram.Histogram
+	kindHists []*hdrhistogram.Histogram // per operation type, for commands with several (cmd.kinds)
 }
 
 // run performs up to limit operations (limit < 0: until stopped).
 func (w *peWorker) run(limit int64, stop *atomic.Bool, misses *atomic.Int64) error {
+	defer w.close()
 	for n := int64(0); limit < 0 || n < limit; n++ {
 		if stop.Load() {
 			return nil
 		}
 		row := w.row(n)
+		w.kind = 0
 		took, err := w.t.cmd.op(&w.peClient, row)
 		if err != nil {
 			if errors.Is(err, errMiss) {
 				misses.Add(1)
 			}
+			if w.t.cmd.pick == pickNone { // the operation names its rows
+				return errors.Wrapf(err, "client %d", w.id)
+			}
 			return errors.Wrapf(err, "client %d, row %s", w.id, peRowKey(row))
 		}
-		_ = w.hist.RecordValue(min(max(took.Nanoseconds(), 1), int64(peMaxLatency)))
+		ns := min(max(took.Nanoseconds(), 1), int64(peMaxLatency))
+		_ = w.hist.RecordValue(ns)
+		if w.kindHists != nil {
+			_ = w.kindHists[w.kind].RecordValue(ns)
+		}
 		w.ops.Add(1)
 	}
 	return nil
@@ -484,7 +592,21 @@ type peJSON struct {
 	Seconds    float64        `json:"seconds"`
 	OpsPerSec  float64        `json:"opsPerSec"`
 	LatencyUs  peLatency      `json:"latencyUs"`
-	BlockCache map[string]any `json:"blockCache"` // empty until the region has a block cache
+	BlockCache map[string]any `json:"blockCache"` // the block cache's metrics; empty without a cache
+	// Rows is the number of rows the operations read, for commands whose
+	// operation is a whole scan (scanRange*, filterScan, YCSB workloads).
+	Rows *int64 `json:"rows,omitempty"`
+	// OpsByType breaks the operations of a command that mixes several
+	// types down by type, named as YCSB names them (READ, UPDATE, INSERT,
+	// SCAN, READ-MODIFY-WRITE).
+	OpsByType map[string]peKindJSON `json:"opsByType,omitempty"`
+}
+
+// peKindJSON is one operation type of a mixed command.
+type peKindJSON struct {
+	Ops       int64     `json:"ops"`
+	OpsPerSec float64   `json:"opsPerSec"`
+	LatencyUs peLatency `json:"latencyUs"`
 }
 
 // peLatency holds latency percentiles in microseconds.
@@ -496,23 +618,28 @@ type peLatency struct {
 	Max  float64 `json:"max"`
 }
 
-func (r *peResult) latency() peLatency {
+func (r *peResult) latency() peLatency { return histLatency(r.hist) }
+
+func histLatency(h *hdrhistogram.Histogram) peLatency {
 	us := func(ns int64) float64 { return math.Round(float64(ns)/100) / 10 }
-	if r.hist.TotalCount() == 0 {
+	if h.TotalCount() == 0 {
 		return peLatency{}
 	}
 	return peLatency{
-		P50: us(r.hist.ValueAtPercentile(50)), P95: us(r.hist.ValueAtPercentile(95)),
-		P99: us(r.hist.ValueAtPercentile(99)), P999: us(r.hist.ValueAtPercentile(99.9)),
-		Max: us(r.hist.Max()),
+		P50: us(h.ValueAtPercentile(50)), P95: us(h.ValueAtPercentile(95)),
+		P99: us(h.ValueAtPercentile(99)), P999: us(h.ValueAtPercentile(99.9)),
+		Max: us(h.Max()),
 	}
 }
 
-func (r *peResult) opsPerSec() float64 {
+func (r *peResult) opsPerSec() float64 { return r.rate(r.ops) }
+
+// rate returns n per second of the run, rounded to 0.1.
+func (r *peResult) rate(n int64) float64 {
 	if r.elapsed <= 0 {
 		return 0
 	}
-	return math.Round(float64(r.ops)/r.elapsed.Seconds()*10) / 10
+	return math.Round(float64(n)/r.elapsed.Seconds()*10) / 10
 }
 
 // print writes the summary and, with asJSON, the JSON line last.
@@ -524,19 +651,50 @@ func (r *peResult) print(w io.Writer, asJSON bool) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "latency µs: p50 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", lat.P50, lat.P95, lat.P99, lat.P999, lat.Max)
+	for _, k := range r.kinds {
+		kl := histLatency(k.hist)
+		fmt.Fprintf(w, "  %-19s %d ops, %.1f ops/s; latency µs: p50 %.1f  p95 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+			k.name+":", k.hist.TotalCount(), r.rate(k.hist.TotalCount()), kl.P50, kl.P95, kl.P99, kl.P999, kl.Max)
+	}
+	if r.countsRows {
+		avg := 0.0
+		if r.ops > 0 {
+			avg = float64(r.rows) / float64(r.ops)
+		}
+		fmt.Fprintf(w, "rows read: %d (%.1f per op, %.1f rows/s)\n", r.rows, avg, r.rate(r.rows))
+	}
 	if r.flush > 0 {
 		fmt.Fprintf(w, "flush: %.3fs\n", r.flush.Seconds())
 	}
 	fmt.Fprintf(w, "region: %+v\n", r.stats)
+	if r.blockCache != nil {
+		bc := r.blockCache
+		fmt.Fprintf(w, "block cache: hits %.0f, misses %.0f, hit ratio %.3f, evictions %.0f, size %.0f bytes in %.0f blocks, caching %.0f%% of data blocks\n",
+			bc["blockCacheHitCount"], bc["blockCacheMissCount"], bc["blockCacheHitRatio"], bc["blockCacheEvictionCount"],
+			bc["blockCacheSize"], bc["blockCacheCount"], bc["cacheDataBlockPercent"])
+	}
 	fmt.Fprintf(w, "seed: %d\n", r.seed)
 	if !asJSON {
 		return
 	}
-	b, err := json.Marshal(peJSON{
+	j := peJSON{
 		Command: r.command, Clients: r.clients, Ops: r.ops,
 		Seconds: math.Round(r.elapsed.Seconds()*1e6) / 1e6, OpsPerSec: r.opsPerSec(),
 		LatencyUs: lat, BlockCache: map[string]any{},
-	})
+	}
+	for k, v := range r.blockCache {
+		j.BlockCache[k] = v
+	}
+	if r.countsRows {
+		j.Rows = &r.rows
+	}
+	if len(r.kinds) > 0 {
+		j.OpsByType = map[string]peKindJSON{}
+		for _, k := range r.kinds {
+			j.OpsByType[k.name] = peKindJSON{Ops: k.hist.TotalCount(), OpsPerSec: r.rate(k.hist.TotalCount()), LatencyUs: histLatency(k.hist)}
+		}
+	}
+	b, err := json.Marshal(j)
 	if err != nil { // cannot happen: every field marshals
 		panic(errors.AssertionFailedf("pe: marshalling the result: %v", err))
 	}

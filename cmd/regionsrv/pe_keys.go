@@ -24,6 +24,21 @@ func peRowKey(i int64) []byte {
 	return b
 }
 
+// peRowNumber parses a pe row key back into its row number; ok is false if
+// key is not one.
+func peRowNumber(key []byte) (n int64, ok bool) {
+	if len(key) != peRowLength {
+		return 0, false
+	}
+	for _, d := range key {
+		if d < '0' || d > '9' || n > (math.MaxInt64-9)/10 {
+			return 0, false
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n, true
+}
+
 // peValue returns n bytes of random upper-case letters in runs of eight, as
 // HBase PE's generateData does: compressible about as much as HBase's.
 func peValue(rng *rand.Rand, n int) []byte {
@@ -101,11 +116,16 @@ type latestKeys struct {
 }
 
 func (l latestKeys) next(rng *rand.Rand) int64 {
-	r := l.z.next(rng)
-	if l.rows*l.clients != l.z.n {
-		return l.z.n - 1 - r
+	return latestRow(l.z.next(rng), l.z.n, l.rows, l.clients)
+}
+
+// latestRow returns the row of recency rank r (0: the newest) among n rows
+// written as latestKeys describes.
+func latestRow(r, n, rows, clients int64) int64 {
+	if rows*clients != n {
+		return n - 1 - r
 	}
-	return (r%l.clients)*l.rows + l.rows - 1 - r/l.clients
+	return (r%clients)*rows + rows - 1 - r/clients
 }
 
 // zipfianConstant is YCSB's default Zipfian skew (theta).
@@ -131,12 +151,27 @@ func newZipfian(n int64) *zipfian {
 	return z
 }
 
-func zeta(n int64, theta float64) float64 {
-	var sum float64
-	for i := int64(1); i <= n; i++ {
+func zeta(n int64, theta float64) float64 { return zetaFrom(0, n, 0, theta) }
+
+// zetaFrom extends sum = zeta(m) to zeta(n), n >= m, as YCSB's
+// ZipfianGenerator does when its item count grows.
+func zetaFrom(m, n int64, sum, theta float64) float64 {
+	for i := m + 1; i <= n; i++ {
 		sum += 1 / math.Pow(float64(i), theta)
 	}
 	return sum
+}
+
+// grow returns a zipfian over n >= z.n items, computing zeta(n) from
+// zeta(z.n) in O(n - z.n).
+func (z *zipfian) grow(n int64) *zipfian {
+	if n <= z.n {
+		return z
+	}
+	g := &zipfian{n: n, theta: z.theta, alpha: z.alpha, halfPowTheta: z.halfPowTheta}
+	g.zetan = zetaFrom(z.n, n, z.zetan, z.theta)
+	g.eta = (1 - math.Pow(2/float64(n), 1-g.theta)) / (1 - zeta(2, g.theta)/g.zetan)
+	return g
 }
 
 func (z *zipfian) next(rng *rand.Rand) int64 {

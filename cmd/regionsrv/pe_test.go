@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,6 +238,12 @@ func TestPEBadOptions(t *testing.T) {
 		{"-D", "no.such.property=1", "sequentialWrite", "1"},
 		{"-D", "novalue", "sequentialWrite", "1"},
 		{"--noSuchOption", "sequentialWrite", "1"},
+		{"--caching", "0", "scan", "1"},
+		{"--keySpace", "10", "scan", "1"},
+		{"--requestDistribution", "zipfian", "reverseScan", "1"},
+		{"--keySpace", "10", "workloada", "1"},
+		{"--requestDistribution", "latest", "workloadd", "1"},
+		{"--keySpace", "10", "filterScan", "1"},
 	} {
 		code, out, errOut := runCmd(append([]string{"pe"}, args...)...)
 		require.Equal(t, 2, code, "%q: %s", args, errOut)
@@ -246,6 +253,9 @@ func TestPEBadOptions(t *testing.T) {
 	code, _, errOut := runCmd("pe", "-h")
 	require.Equal(t, 0, code)
 	require.Contains(t, errOut, "checkAndPut")
+	for _, cmd := range []string{"sequentialRead", "scan", "reverseScan", "scanRange10", "scanRange100", "scanRange1000", "workloada", "workloadf"} {
+		require.Contains(t, errOut, "  "+cmd+" ")
+	}
 }
 
 func TestPERowKeysAndDistributions(t *testing.T) {
@@ -301,4 +311,243 @@ func TestPERowKeysAndDistributions(t *testing.T) {
 	for k := range h {
 		require.Less(t, h[k], 3*draws/n)
 	}
+}
+
+// writePETable writes a table of rows × clients rows of --valueSize 20 in
+// dir with sequentialWrite, in several store files.
+func writePETable(t *testing.T, dir string, rows, clients int) {
+	t.Helper()
+	w, _ := runPEJSON(t, "--dir", dir, "--rows", strconv.Itoa(rows), "--valueSize", "20", "--writeToWAL=false",
+		"-Dhbase.hregion.memstore.flush.size=16384", "sequentialWrite", strconv.Itoa(clients))
+	require.EqualValues(t, rows*clients, w.Ops)
+}
+
+// testClient returns client id of command cmd over r, as a pe run with
+// --rows rows and NCLIENTS clients would set it up.
+func testClient(r *region.Region, cmd string, rows int64, clients, id int) *peClient {
+	t := &peTable{r: r, cmd: lookupPECommand(cmd), families: [][]byte{[]byte("info0")}, qualifiers: [][]byte{[]byte("0")},
+		valueSize: 20, rows: rows, tableRows: rows * int64(clients), cacheBlocks: true}
+	t.columns = []region.Column{{Family: t.families[0], Qualifier: t.qualifiers[0]}}
+	return &peClient{t: t, id: int64(id), rng: rand.New(rand.NewPCG(1, uint64(id)))}
+}
+
+func TestPEReadCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	writePETable(t, dir, 300, 2)
+	shape := []string{"--dir", dir, "--rows", "300"}
+
+	// One op per row; scan and reverseScan check every row they get against
+	// the row they expect next: client i's rows in increasing order for
+	// scan, in decreasing order for reverseScan.
+	for _, cmd := range []string{"sequentialRead", "scan", "reverseScan"} {
+		res, out := runPEJSON(t, append(shape, "--caching", "100", cmd, "2")...)
+		require.Equal(t, cmd, res.Command)
+		require.EqualValues(t, 600, res.Ops, cmd)
+		require.Nil(t, res.Rows, cmd)
+		require.Nil(t, res.OpsByType, cmd)
+		require.NotContains(t, out, "flush: ", "%s is not a write command", cmd)
+	}
+	res, _ := runPEJSON(t, append(shape, "--rows", "100", "--cacheBlocks=false", "reverseScan", "1")...)
+	require.EqualValues(t, 100, res.Ops)
+
+	// filterScan: one op per whole-table scan, which returns nothing.
+	res, _ = runPEJSON(t, append(shape, "--rows", "20", "filterScan", "2")...)
+	require.Equal(t, "filterScan", res.Command)
+	require.EqualValues(t, 40, res.Ops)
+	var warn strings.Builder
+	o, _ := parsePEOptions([]string{"filterScan", "1"}, &warn)
+	require.NotNil(t, o)
+	require.Contains(t, warn.String(), "warning: --rows not given: each client runs 100000 filterScan operations, each a scan of the whole table")
+	warn.Reset()
+	_, _ = parsePEOptions([]string{"--rows=20", "filterScan", "1"}, &warn)
+	require.Empty(t, warn.String())
+
+	// Driven by hand: scan and reverseScan return the same rows, in
+	// opposite order, and the check rejects any other order.
+	withPERegion(t, dir, func(reg *region.Region) {
+		for id := 0; id < 2; id++ {
+			fwd, rev := testClient(reg, "scan", 300, 2, id), testClient(reg, "reverseScan", 300, 2, id)
+			for n := int64(0); n < 300; n++ {
+				fr, rr := fwd.row(n), rev.row(n)
+				require.Equal(t, int64(id)*300+n, fr)
+				require.Equal(t, int64(id)*300+299-n, rr)
+				_, err := fwd.scanNext(fr)
+				require.NoError(t, err)
+				_, err = rev.scanNext(rr)
+				require.NoError(t, err)
+			}
+			fwd.close()
+			rev.close()
+		}
+		c := testClient(reg, "scan", 300, 2, 1)
+		_, err := c.scanNext(300)
+		require.NoError(t, err)
+		_, err = c.scanNext(302) // the scanner is at 301: 302 is not next
+		require.ErrorContains(t, err, "returned row 00000000000000000000000301, out of order")
+		c.close()
+		c = testClient(reg, "reverseScan", 300, 2, 0)
+		_, err = c.scanNext(298) // a reversed scan of client 0 starts at 299
+		require.ErrorContains(t, err, "out of order")
+		c.close()
+		// filterScan's filter is applied: a row whose info0:0 is the value
+		// the client looks for is found, and fails the run.
+		c = testClient(reg, "filterScan", 300, 2, 1)
+		value := peValue(rand.New(rand.NewPCG(1, 1)), 20)
+		for i := range value {
+			value[i] |= 0x20
+		}
+		require.NoError(t, reg.Put(region.NewPut(peRowKey(650)).Add([]byte("info0"), []byte("0"), value)))
+		_, err = c.filterScan(0)
+		require.ErrorContains(t, err, `the filter matched 1 rows, from row "00000000000000000000000650"`)
+		_, err = c.filterScan(0) // a fresh value: no match
+		require.NoError(t, err)
+		require.NoError(t, reg.Delete(region.NewDelete(peRowKey(650))))
+		// A row missing from the range fails the scan where it should be.
+		require.NoError(t, reg.Delete(region.NewDelete(peRowKey(123))))
+		require.NoError(t, reg.Flush())
+	})
+	for _, cmd := range []string{"scan", "reverseScan", "sequentialRead"} {
+		code, _, errOut := runCmd(append([]string{"pe"}, append(shape, cmd, "2")...)...)
+		require.Equal(t, 1, code, "%s: %s", cmd, errOut)
+		require.Contains(t, errOut, "client 0, row 00000000000000000000000123: ", cmd)
+		require.Contains(t, errOut, "not found", cmd)
+	}
+}
+
+func TestPEScanRange(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	writePETable(t, dir, 300, 2)
+	shape := []string{"--dir", dir, "--rows", "300"}
+	for _, n := range []int64{10, 100, 1000} {
+		cmd := "scanRange" + strconv.FormatInt(n, 10)
+		// From row 0: every scan returns min(n, 600) rows.
+		res, out := runPEJSON(t, append(shape, "--rows", "20", "--keySpace", "1", cmd, "2")...)
+		require.EqualValues(t, 40, res.Ops, cmd)
+		require.NotNil(t, res.Rows, cmd)
+		require.EqualValues(t, 40*min(n, 600), *res.Rows, cmd)
+		require.Contains(t, out, "rows read: ", cmd)
+		// From random rows: each scan returns min(n, 600-start) >= 1 rows,
+		// every one checked.
+		res, _ = runPEJSON(t, append(shape, "--rows", "100", cmd, "2")...)
+		require.EqualValues(t, 200, res.Ops, cmd)
+		require.GreaterOrEqual(t, *res.Rows, int64(200), cmd)
+		require.LessOrEqual(t, *res.Rows, 200*min(n, 600), cmd)
+		if n == 10 {
+			require.Greater(t, *res.Rows, int64(200*9), "most scans of 10 rows start more than 10 rows before the end")
+		}
+	}
+	// Scans that start at the last row return it alone; beyond the table,
+	// they miss.
+	res, _ := runPEJSON(t, append(shape, "--rows", "10", "--keySpace", "600", "--requestDistribution", "latest", "scanRange100", "1")...)
+	require.GreaterOrEqual(t, *res.Rows, int64(10))
+	code, _, errOut := runCmd(append([]string{"pe"}, append(shape, "--keySpace", "2000", "scanRange10", "2")...)...)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "not found")
+}
+
+func TestPEWorkloads(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	writePETable(t, dir, 300, 2)
+	shape := []string{"--dir", dir, "--rows", "300", "--valueSize", "20"}
+	kinds := map[string]map[string]float64{
+		"workloada": {"READ": 0.5, "UPDATE": 0.5},
+		"workloadb": {"READ": 0.95, "UPDATE": 0.05},
+		"workloadc": {"READ": 1},
+		"workloadd": {"READ": 0.95, "INSERT": 0.05},
+		"workloade": {"SCAN": 0.95, "INSERT": 0.05},
+		"workloadf": {"READ": 0.5, "READ-MODIFY-WRITE": 0.5},
+	}
+	inserted := int64(0)
+	for _, w := range []string{"workloada", "workloadb", "workloadc", "workloadd", "workloade", "workloadf"} {
+		res, out := runPEJSON(t, append(shape, w, "2")...)
+		require.Equal(t, w, res.Command)
+		require.EqualValues(t, 600, res.Ops, w)
+		require.Len(t, res.OpsByType, len(kinds[w]), w)
+		var sum int64
+		for k, p := range kinds[w] {
+			got, ok := res.OpsByType[k]
+			require.True(t, ok, "%s: no %s in %v", w, k, res.OpsByType)
+			sum += got.Ops
+			// The mix is drawn at random: within a generous margin of 600p.
+			require.InDelta(t, 600*p, float64(got.Ops), 60, "%s %s", w, k)
+			if got.Ops > 0 {
+				require.Greater(t, got.LatencyUs.Max, 0.0, "%s %s", w, k)
+				require.LessOrEqual(t, got.LatencyUs.P50, got.LatencyUs.Max, "%s %s", w, k)
+			}
+			require.Contains(t, out, "  "+k+": ", w)
+		}
+		require.EqualValues(t, 600, sum, w)
+		require.NotNil(t, res.Rows, w)
+		switch w {
+		case "workloade":
+			require.Greater(t, *res.Rows, 5*res.OpsByType["SCAN"].Ops, "scans of 1..100 rows average about 50")
+			inserted = max(inserted, res.OpsByType["INSERT"].Ops)
+		case "workloadd":
+			inserted = res.OpsByType["INSERT"].Ops
+		case "workloadc":
+			require.EqualValues(t, 600, *res.Rows)
+			require.NotContains(t, out, "flush: ", "workloadc only reads")
+		}
+	}
+	// Inserts appended rows after the table's 600, in order.
+	require.Positive(t, inserted)
+	withPERegion(t, dir, func(reg *region.Region) {
+		for row := int64(600); row < 600+inserted; row++ {
+			require.Len(t, getCell(t, reg, row, "info0", "0"), 20, "inserted row %d", row)
+		}
+		require.Nil(t, getCell(t, reg, 600+inserted, "info0", "0"))
+	})
+}
+
+func TestPEYCSBKeys(t *testing.T) {
+	// latest over a growing set of rows: inserted rows are the hottest,
+	// then the table's last-written rows; nothing beyond acked is drawn.
+	tbl := &peTable{rows: 500, tableRows: 1000}
+	s := newYCSBState(&ycsbD, tbl, 2, 100)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for row := int64(1000); row < 1010; row++ {
+		s.ack(row)
+	}
+	s.ack(1011) // 1010 is not done yet: 1011 must not be drawn
+	require.EqualValues(t, 1010, s.acked.Load())
+	hits := map[int64]int{}
+	for i := 0; i < 100000; i++ {
+		k := s.latestKey(rng)
+		require.True(t, k >= 0 && k < 1010, "key %d", k)
+		hits[k]++
+	}
+	require.Greater(t, hits[1009], hits[1000])
+	require.Greater(t, hits[1000], hits[999])
+	require.Greater(t, hits[999]+hits[499], 10*100000/1010)
+	s.ack(1010)
+	require.EqualValues(t, 1012, s.acked.Load())
+
+	// The grown Zipfian matches one built at its size.
+	z := newZipfian(1000).grow(1234)
+	want := newZipfian(1234)
+	require.InDelta(t, want.zetan, z.zetan, 1e-9)
+	require.InDelta(t, want.eta, z.eta, 1e-12)
+
+	// zipfian with inserts: draws stay below acked.
+	s = newYCSBState(&ycsbE, tbl, 2, 1000)
+	require.EqualValues(t, 1000+200, s.zipf.n)
+	for i := 0; i < 10000; i++ {
+		require.Less(t, s.nextKey(rng), int64(1000))
+	}
+}
+
+// TestPEBlockCache: reads go through the block cache, its metrics reach the
+// JSON line, and -D hfile.block.cache.* configures it (0 turns it off).
+func TestPEBlockCache(t *testing.T) {
+	dir := t.TempDir()
+	writePETable(t, dir, 300, 1)
+	j, _ := runPEJSON(t, "--dir", dir, "--rows", "300", "--json", "-D", "hfile.block.cache.size=4m",
+		"-D", "hfile.block.cache.policy=AdaptiveLRU", "randomRead", "1")
+	require.Greater(t, j.BlockCache["blockCacheHitCount"], float64(0), "%v", j.BlockCache)
+	require.Greater(t, j.BlockCache["blockCacheCount"], float64(0))
+	require.EqualValues(t, 4<<20, j.BlockCache["blockCacheMaxSize"])
+	j, _ = runPEJSON(t, "--dir", dir, "--rows", "300", "--json", "-D", "hfile.block.cache.size=0", "randomRead", "1")
+	require.Empty(t, j.BlockCache)
+	var o, e bytes.Buffer
+	require.Equal(t, 2, run([]string{"pe", "-D", "hfile.block.cache.policy=Nope", "randomRead", "1"}, &o, &e))
 }

@@ -22,6 +22,27 @@ type peCommand struct {
 	// op performs one operation on row number row and returns how long the
 	// region call took (building the request is not timed).
 	op func(c *peClient, row int64) (time.Duration, error)
+	// scanLen is the most rows a scanRange operation scans.
+	scanLen int64
+	// countsRows: an operation may read many rows (or none); the summary
+	// reports the rows read besides the operations.
+	countsRows bool
+	// workload is the YCSB core workload of workloada..workloadf.
+	workload *ycsbWorkload
+	// warnDefaultRows: an operation is so expensive (a whole-table scan)
+	// that running the default --rows is rarely meant; pe warns, as HBase
+	// PE does for filterScan.
+	warnDefaultRows bool
+}
+
+// kinds returns the names of the operation types a command mixes (YCSB
+// workloads), nil for a command with one type. op sets peClient.kind to the
+// index of the type it performed.
+func (c *peCommand) kinds() []string {
+	if c.workload == nil {
+		return nil
+	}
+	return c.workload.kinds()
 }
 
 // peRowPick is how a command chooses rows.
@@ -30,12 +51,18 @@ type peRowPick int
 const (
 	// pickSequential: client c walks its own range [c*rows, (c+1)*rows).
 	pickSequential peRowPick = iota
+	// pickReverse: client c walks its own range backwards, from
+	// (c+1)*rows-1 down to c*rows.
+	pickReverse
 	// pickRandom: any row of the key space, per --requestDistribution.
 	pickRandom
 	// pickOverlapping: every client walks [0, rows), so clients contend on
 	// the same rows (HBase PE's CASTableTest); with --keySpace or a skewed
 	// --requestDistribution, rows are picked as pickRandom picks them.
 	pickOverlapping
+	// pickNone: the operation picks its own rows (YCSB workloads); row is
+	// the operation's number.
+	pickNone
 )
 
 var peCommands = []peCommand{
@@ -51,6 +78,26 @@ var peCommands = []peCommand{
 		write: true, pick: pickOverlapping, op: (*peClient).append},
 	{name: "checkAndPut", usage: "put info0:CheckAndPutTest, then check it and put it again; clients overlap on rows",
 		write: true, pick: pickOverlapping, op: (*peClient).checkAndPut},
+	{name: "sequentialRead", usage: "get rows in order; client i reads rows [i*rows, (i+1)*rows); a missing row fails the run",
+		read: true, pick: pickSequential, op: (*peClient).get},
+	{name: "scan", usage: "scan; client i reads rows [i*rows, (i+1)*rows) with one scanner, one op per row (--caching is accepted)",
+		read: true, pick: pickSequential, op: (*peClient).scanNext},
+	{name: "reverseScan", usage: "reversed scan; client i reads rows (i+1)*rows-1 down to i*rows, one op per row",
+		read: true, pick: pickReverse, op: (*peClient).scanNext},
+	{name: "scanRange10", usage: "scan from a random row to 10 rows after it; one op per scan",
+		read: true, pick: pickRandom, op: (*peClient).scanRange, scanLen: 10, countsRows: true},
+	{name: "scanRange100", usage: "scan from a random row to 100 rows after it; one op per scan",
+		read: true, pick: pickRandom, op: (*peClient).scanRange, scanLen: 100, countsRows: true},
+	{name: "scanRange1000", usage: "scan from a random row to 1000 rows after it; one op per scan",
+		read: true, pick: pickRandom, op: (*peClient).scanRange, scanLen: 1000, countsRows: true},
+	{name: "filterScan", usage: "scan the whole table with a SingleColumnValueFilter on info0:0 that matches no row; one op per scan (use a small --rows, e.g. --rows=20)",
+		read: true, pick: pickNone, op: (*peClient).filterScan, warnDefaultRows: true},
+	ycsbCommand("workloada", "YCSB workload A: 50% read, 50% update, zipfian", &ycsbA),
+	ycsbCommand("workloadb", "YCSB workload B: 95% read, 5% update, zipfian", &ycsbB),
+	ycsbCommand("workloadc", "YCSB workload C: 100% read, zipfian", &ycsbC),
+	ycsbCommand("workloadd", "YCSB workload D: 95% read of the latest rows, 5% insert of new rows after the table", &ycsbD),
+	ycsbCommand("workloade", "YCSB workload E: 95% scans of 1..100 rows from a zipfian row, 5% insert", &ycsbE),
+	ycsbCommand("workloadf", "YCSB workload F: 50% read, 50% read-modify-write (get, then put), zipfian", &ycsbF),
 }
 
 func lookupPECommand(name string) *peCommand {
@@ -80,8 +127,14 @@ type peTable struct {
 	valueSize  int
 	durability wal.Durability
 	rows       int64 // per client
+	tableRows  int64 // rows × NCLIENTS: the rows a sequentialWrite wrote
 	randomCAS  bool  // pickOverlapping commands pick rows at random
 	keys       peKeyChooser
+	// columns are every family × qualifier, which reads ask for (HBase
+	// PE's --addColumns=true).
+	columns     []region.Column
+	cacheBlocks bool
+	ycsb        *ycsbState
 }
 
 // peClient is one of the NCLIENTS goroutines. Its fields are its own.
@@ -89,6 +142,22 @@ type peClient struct {
 	t   *peTable
 	id  int64
 	rng *rand.Rand
+	// kind is set by op to the index of the operation type it performed,
+	// for commands that mix several (peCommand.kinds).
+	kind int
+	// rowsRead counts the rows that operations read (peCommand.countsRows).
+	rowsRead int64
+	// sc is the scanner of scan and reverseScan, open across operations.
+	sc      *region.Scanner
+	results []*region.ScanResult
+}
+
+// close releases what the client holds when its run ends.
+func (c *peClient) close() {
+	if c.sc != nil {
+		c.sc.Close()
+		c.sc = nil
+	}
 }
 
 // row returns the row number of the client's n-th operation (n from 0).
@@ -96,6 +165,10 @@ func (c *peClient) row(n int64) int64 {
 	switch c.t.cmd.pick {
 	case pickSequential:
 		return c.id*c.t.rows + n%c.t.rows
+	case pickReverse:
+		return c.id*c.t.rows + c.t.rows - 1 - n%c.t.rows
+	case pickNone:
+		return n
 	case pickOverlapping:
 		if !c.t.randomCAS {
 			return n % c.t.rows
@@ -123,26 +196,33 @@ var errMiss = errors.New("not found")
 
 // get reads every family × column of the row and fails if any is missing.
 func (c *peClient) get(row int64) (time.Duration, error) {
-	g := region.NewGet(peRowKey(row))
-	for _, f := range c.t.families {
-		for _, q := range c.t.qualifiers {
-			g.AddColumn(f, q)
-		}
-	}
+	g := c.newGet(row)
 	start := time.Now()
 	res, err := c.t.r.Get(g)
 	took := time.Since(start)
 	if err != nil {
 		return took, err
 	}
-	for _, f := range c.t.families {
-		for _, q := range c.t.qualifiers {
-			if res.Value(f, q) == nil {
-				return took, errors.Wrapf(errMiss, "column %s:%s", f, q)
-			}
+	return took, c.checkGet(res)
+}
+
+// newGet returns a Get of every family × column of the row.
+func (c *peClient) newGet(row int64) *region.Get {
+	g := region.NewGet(peRowKey(row))
+	for _, col := range c.t.columns {
+		g.AddColumn(col.Family, col.Qualifier)
+	}
+	return g
+}
+
+// checkGet fails with errMiss if res lacks any family × column.
+func (c *peClient) checkGet(res *region.Result) error {
+	for _, col := range c.t.columns {
+		if res.Value(col.Family, col.Qualifier) == nil {
+			return errors.Wrapf(errMiss, "column %s:%s", col.Family, col.Qualifier)
 		}
 	}
-	return took, nil
+	return nil
 }
 
 // increment adds 1 to family:IncrementTest in every family (HBase PE's
