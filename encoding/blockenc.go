@@ -110,7 +110,7 @@ type BlockEncoder interface {
 // and, for NONE, the linear scan of HFileReaderImpl.blockSeek.
 //
 // Slices returned by Key, Value and Tags are valid until the next call that
-// moves the seeker, or Init. A Seeker is not safe for concurrent use.
+// moves the seeker, or Init; FirstKey's until Init. A Seeker is not safe for concurrent use.
 type Seeker interface {
 	// Init sets the block payload and positions on its first cell. The
 	// payload must stay unchanged while the seeker uses it. A payload that
@@ -128,6 +128,14 @@ type Seeker interface {
 	// With before, it positions on the last cell strictly < key; it returns
 	// SeekPrecedesBlock if there is no such cell in the block.
 	SeekToKeyInBlock(key Key, before bool) (int, error)
+	// SeekBeforeKey positions on the last cell strictly < key wherever the
+	// seeker is, and returns SeekBefore; if no cell of the block is < key it
+	// returns SeekPrecedesBlock, positioned on the first cell. Cells decoded
+	// since Init are kept, so moving back to one costs O(log n) comparisons
+	// and no decoding: this is the step of a reverse scan.
+	SeekBeforeKey(key Key) (int, error)
+	// FirstKey returns the key of the block's first cell.
+	FirstKey() Key
 	// Key returns the current key (without copying the value).
 	Key() Key
 	// Value returns the current value.

@@ -555,3 +555,90 @@ func TestSeekerNotInitialized(t *testing.T) {
 	require.True(t, IsCorruption(s.Init([]byte{0, 2, 0, 0, 0, 0})))
 	require.Error(t, s.Rewind())
 }
+
+// TestSeekerRandomMoves drives a seeker with random Rewind, Next,
+// SeekToKeyInBlock and SeekBeforeKey calls against a model of the block,
+// with the default key budget and with budgets so small that the seeker
+// keeps few cells (or only the current one) and must decode again from the
+// start of the block to move back.
+func TestSeekerRandomMoves(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 4))
+	trials := 20
+	if raceEnabled || testing.Short() {
+		trials = 4
+	}
+	for _, enc := range testEncodings {
+		for _, f := range testFormats {
+			for _, budget := range []int{0, 1, 300} {
+				t.Run(fmt.Sprintf("encoding=%s/%s/budget=%d", enc, formatName(f), budget), func(t *testing.T) {
+					for trial := 0; trial < trials; trial++ {
+						cmp := testComparers[trial%len(testComparers)]
+						cells := randomCells(rng, 1+rng.IntN(80), cmp)
+						if trial == 0 {
+							cells = peCells(rng, 40, 2, 20)
+						}
+						payload := encodeBlock(t, enc, f, cells)
+						ref, err := NewSeeker(enc, f, cmp)
+						require.NoError(t, err)
+						all := readAll(t, ref, payload)
+						keys := make([]Key, len(all))
+						for i := range all {
+							keys[i] = all[i].Key
+						}
+						candidates := seekKeys(cells)
+						sk, err := NewSeeker(enc, f, cmp)
+						require.NoError(t, err)
+						sk.(*seeker).keyBudget = budget
+						require.NoError(t, sk.Init(payload))
+						pos := 0
+						for i := 0; i < 300; i++ {
+							key := candidates[rng.IntN(len(candidates))]
+							var msg string
+							switch op := rng.IntN(10); {
+							case op == 0:
+								msg = "rewind"
+								require.NoError(t, sk.Rewind())
+								pos = 0
+							case op < 4:
+								msg = "next"
+								ok, err := sk.Next()
+								require.NoError(t, err)
+								require.Equal(t, pos+1 < len(all), ok)
+								if ok {
+									pos++
+								}
+							case op < 7:
+								before := rng.IntN(2) == 0
+								msg = fmt.Sprintf("seek %s before=%t from %d", key, before, pos)
+								res, err := sk.SeekToKeyInBlock(key, before)
+								require.NoError(t, err, msg)
+								var wantRes int
+								wantRes, pos = expectSeek(cmp, keys, pos, key, before)
+								require.Equal(t, wantRes, res, msg)
+							default:
+								msg = fmt.Sprintf("seek before %s from %d", key, pos)
+								res, err := sk.SeekBeforeKey(key)
+								require.NoError(t, err, msg)
+								j := 0
+								for j < len(keys) && cmp.CompareKeys(keys[j], key) < 0 {
+									j++
+								}
+								if j == 0 {
+									require.Equal(t, SeekPrecedesBlock, res, msg)
+									pos = 0
+								} else {
+									require.Equal(t, SeekBefore, res, msg)
+									pos = j - 1
+								}
+							}
+							checkPosition(t, sk, all, pos, msg)
+							require.Equal(t, keys[0], sk.FirstKey(), msg)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -140,20 +140,25 @@ func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
 	}
 	var kl, vl, common int
 	ok := true
+	pk := s.cellKey(ref)
 	if flag&fastDiffSameKeyLength != 0 {
-		kl = len(ref.key)
+		kl = len(pk)
 	} else if kl, p, ok = readCompressedInt(d, p); !ok {
 		return s.corruptf(off, "bad key length")
 	}
 	if flag&fastDiffSameValueLen != 0 {
-		vl = ref.valLen
+		vl = int(ref.valLen)
 	} else if vl, p, ok = readCompressedInt(d, p); !ok {
 		return s.corruptf(off, "bad value length")
 	}
 	if common, p, ok = readCompressedInt(d, p); !ok {
 		return s.corruptf(off, "bad common prefix length")
 	}
-	k := dst.buf[:0]
+	// The key goes after the keys decoded before it; pk is one of them, so
+	// appending leaves it intact (or copies it, on growth). len(k)-base is
+	// the length of the key so far.
+	base := len(s.keys)
+	k := s.keys
 	// need checks that n bytes can be read at p.
 	need := func(n int) bool { return n >= 0 && n <= len(d)-p }
 	if ref == nil {
@@ -166,7 +171,6 @@ func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
 		k = append(k, d[p:p+kl]...)
 		p += kl
 	} else {
-		pk := ref.key
 		pQualEnd := len(pk) - TimestampTypeSize
 		if kl < KeyInfraSize {
 			return s.corruptf(off, "key length %d < %d", kl, KeyInfraSize)
@@ -188,9 +192,9 @@ func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
 				}
 				k = append(k, d[p:p+RowLenSize-common]...)
 				p += RowLenSize - common
-				rowEnd = RowLenSize + int(binary.BigEndian.Uint16(k))
+				rowEnd = RowLenSize + int(binary.BigEndian.Uint16(k[base:]))
 			}
-			n := rowEnd - len(k)
+			n := rowEnd - (len(k) - base)
 			if !need(n) {
 				return s.corruptf(off, "row of %d bytes overruns the block (%d bytes left)", rowEnd-RowLenSize, len(d)-p)
 			}
@@ -198,7 +202,7 @@ func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
 			p += n
 			k = append(k, prevFamily...)
 		}
-		n := kl - TimestampTypeSize - len(k)
+		n := kl - TimestampTypeSize - (len(k) - base)
 		if !need(n) {
 			return s.corruptf(off, "qualifier of %d bytes for key length %d overruns the block (%d bytes left)",
 				n, kl, len(d)-p)
@@ -223,28 +227,26 @@ func (s *seeker) decodeFastDiff(dst, ref *cellState, off int) error {
 			p++
 		}
 	}
-	dst.buf = k
-	key, err := s.parseKey(k[:len(k):len(k)], off)
-	if err != nil {
+	if _, err := s.parseKey(k[base:len(k):len(k)], off); err != nil {
 		return err
 	}
 	if flag&fastDiffSameValue != 0 {
-		if vl != ref.valLen {
+		if vl != int(ref.valLen) {
 			return s.corruptf(off, "same-value flag with value length %d, previous %d", vl, ref.valLen)
 		}
-		dst.valOff, dst.valLen = ref.valOff, vl
+		dst.valOff, dst.valLen = ref.valOff, ref.valLen
 	} else {
 		if !need(vl) {
 			return s.corruptf(off, "value length %d overruns the block (%d bytes left)", vl, len(d)-p)
 		}
-		dst.valOff, dst.valLen = p, vl
+		dst.valOff, dst.valLen = int32(p), int32(vl)
 		p += vl
 	}
-	if p, err = s.decodeSuffix(dst, p); err != nil {
+	p, err := s.decodeSuffix(dst, p)
+	if err != nil {
 		return err
 	}
-	dst.key = key
-	dst.offset, dst.next = off, p
-	dst.valid = true
+	s.commitKey(dst, k, base)
+	dst.offset, dst.next = int32(off), int32(p)
 	return nil
 }

@@ -80,7 +80,7 @@ func (e *noneEncoder) Add(kv *KeyValue) {
 
 func (e *noneEncoder) Finish() []byte { return e.buf }
 
-// decodeNone decodes the NONE cell at off. The key aliases the payload.
+// decodeNone decodes the NONE cell at off. The key stays in the payload.
 func (s *seeker) decodeNone(dst *cellState, off int) error {
 	d := s.data
 	if len(d)-off < 8 {
@@ -92,17 +92,17 @@ func (s *seeker) decodeNone(dst *cellState, off int) error {
 	if kl < 0 || int(kl) > len(d)-p {
 		return s.corruptf(off, "key length %d out of range (%d bytes left)", kl, len(d)-p)
 	}
-	key, err := s.parseKey(d[p:p+int(kl):p+int(kl)], off)
-	if err != nil {
+	if _, err := s.parseKey(d[p:p+int(kl):p+int(kl)], off); err != nil {
 		return err
 	}
+	dst.keyOff, dst.keyLen = int32(p), kl
 	p += int(kl)
 	if vl < 0 || int(vl) > len(d)-p {
 		return s.corruptf(off, "value length %d out of range (%d bytes left)", vl, len(d)-p)
 	}
-	dst.valOff, dst.valLen = p, int(vl)
+	dst.valOff, dst.valLen = int32(p), vl
 	p += int(vl)
-	dst.tagsOff, dst.tagsLen = p, 0
+	dst.tagsOff, dst.tagsLen = int32(p), 0
 	if s.f.IncludesTags {
 		if len(d)-p < 2 {
 			return s.corruptf(off, "truncated tags length")
@@ -112,7 +112,7 @@ func (s *seeker) decodeNone(dst *cellState, off int) error {
 		if tl > len(d)-p {
 			return s.corruptf(off, "tags length %d overruns the block (%d bytes left)", tl, len(d)-p)
 		}
-		dst.tagsOff, dst.tagsLen = p, tl
+		dst.tagsOff, dst.tagsLen = int32(p), int32(tl)
 		p += tl
 	}
 	dst.seq = 0
@@ -123,8 +123,6 @@ func (s *seeker) decodeNone(dst *cellState, off int) error {
 		}
 		dst.seq, p = seq, q
 	}
-	dst.key = key
-	dst.offset, dst.next = off, p
-	dst.valid = true
+	dst.offset, dst.next = int32(off), int32(p)
 	return nil
 }

@@ -162,33 +162,31 @@ func (s *seeker) decodePrefix(dst, ref *cellState, off int) error {
 	if !ok {
 		return s.corruptf(off, "bad common prefix length")
 	}
-	var prevKey Key
-	if ref != nil {
-		prevKey = ref.key
-	}
+	prevKey := s.cellKey(ref)
 	if common > len(prevKey) {
 		return s.corruptf(off, "common prefix %d longer than the previous key (%d bytes)", common, len(prevKey))
 	}
 	if suffix > len(d)-p {
 		return s.corruptf(off, "key suffix of %d bytes overruns the block (%d bytes left)", suffix, len(d)-p)
 	}
-	k := append(dst.buf[:0], prevKey[:common]...)
+	// The key goes after the keys decoded before it; prevKey is one of
+	// them, so appending leaves it intact (or copies it, on growth).
+	base := len(s.keys)
+	k := append(s.keys, prevKey[:common]...)
 	k = append(k, d[p:p+suffix]...)
-	dst.buf = k
-	key, err := s.parseKey(k[:len(k):len(k)], off)
-	if err != nil {
+	if _, err := s.parseKey(k[base:len(k):len(k)], off); err != nil {
 		return err
 	}
 	p += suffix
 	if vl > len(d)-p {
 		return s.corruptf(off, "value length %d overruns the block (%d bytes left)", vl, len(d)-p)
 	}
-	dst.valOff, dst.valLen = p, vl
-	if p, err = s.decodeSuffix(dst, p+vl); err != nil {
+	dst.valOff, dst.valLen = int32(p), int32(vl)
+	p, err := s.decodeSuffix(dst, p+vl)
+	if err != nil {
 		return err
 	}
-	dst.key = key
-	dst.offset, dst.next = off, p
-	dst.valid = true
+	s.commitKey(dst, k, base)
+	dst.offset, dst.next = int32(off), int32(p)
 	return nil
 }

@@ -15,58 +15,90 @@ const encodedHeaderSize = 2 + 4
 // successful Init. It is a bug in the caller, not bad data.
 var errSeekerNotInitialized = errors.AssertionFailedf("encoding: seeker used without a successful Init")
 
-// cellState is one decoded position in a block: HBase's SeekerState. The key
-// is a private copy for encoded blocks (its bytes are spread over several
-// cells) and aliases the payload for NONE blocks; value and tags are always
-// offsets into the payload.
+// cellState is one decoded cell of the current block: HBase's SeekerState,
+// kept for every cell decoded since Init (see seeker). All fields are
+// offsets, 32-bit because a block payload is at most MaxInt32 bytes (an
+// HFile block's on-disk size is an int32): the key is in seeker.keys for
+// encoded blocks (its bytes are spread over several cells) and in the
+// payload for NONE blocks; value and tags are always in the payload.
 type cellState struct {
-	key     Key
-	buf     []byte // key storage owned by this slot (encoded blocks only)
-	offset  int    // start of the cell in the payload
-	next    int    // start of the following cell
-	valOff  int
-	valLen  int
-	tagsOff int
-	tagsLen int
+	keyOff  int32
+	keyLen  int32
+	offset  int32 // start of the cell in the payload
+	next    int32 // start of the following cell
+	valOff  int32
+	valLen  int32
+	tagsOff int32
+	tagsLen int32
 	seq     SeqNum
-	valid   bool
 }
 
 // seeker implements Seeker for NONE, PREFIX and FAST_DIFF. The three differ
 // only in how one cell is decoded given the previous one, so the position
-// logic (Rewind, Next, SeekToKeyInBlock) is shared and decode switches on the
-// encoding.
+// logic (Rewind, Next, SeekToKeyInBlock, SeekBeforeKey) is shared and decode
+// switches on the encoding.
 //
-// Two state slots give one step of look-back, which is all that HBase's
-// seekBefore needs: advancing decodes the next cell into the slot that is
-// not current, using the current cell as the reference for the shared
-// prefix, and then swaps the slots. Moving back is therefore a swap and never
-// re-decodes. Because each slot keeps its key buffer, a seek allocates only
-// while keys grow past the largest seen so far.
+// Cells are decoded in order, and the state of every decoded cell is kept
+// until the next Init: cells[i] is cell first+i of the block, and the keys
+// of encoded blocks are appended to keys. Decoding always extends that run
+// of cells, so moving to a cell already decoded, forwards or backwards,
+// never decodes again: Rewind and stepping back are O(1), and a seek
+// binary-searches the decoded cells before decoding more. This makes
+// HBase's seekBefore, which reverse scans call once per row, O(log n)
+// instead of a decode from the start of the block.
+//
+// Both buffers are reused from block to block, so a seeker allocates only
+// while a block has more cells, or more key bytes, than any before it. The
+// keys are capped (see maxKeyBytes): a block whose keys add up to more,
+// which takes long keys sharing long prefixes, drops the cells before the
+// current one (first > 0) and a seek before them decodes again from the
+// start of the block, as every seek did before cells were kept.
 type seeker struct {
 	enc   DataBlockEncoding
 	f     BlockFormat
 	cmp   *Comparer
 	data  []byte // nil until a successful Init
 	start int    // offset of the first cell
-	cur   *cellState
-	prev  *cellState // valid only right after an advance
-	slots [2]cellState
+	cells []cellState
+	keys  []byte // keys of cells, encoded blocks only
+	first int    // index in the block of cells[0]
+	pos   int    // index in cells of the current cell
+	key   Key    // the current cell's key
+	// firstKey is a copy of the block's first key, which cells may no
+	// longer hold.
+	firstKey []byte
+	// keyBudget, if positive, overrides maxKeyBytes (tests).
+	keyBudget int
+}
+
+// minKeyBudget is the least maxKeyBytes, so that small blocks never drop
+// cells.
+const minKeyBudget = 64 << 10
+
+// maxKeyBytes is how many bytes of keys a seeker keeps for the current
+// block before it drops the cells before the current one. Typical blocks
+// need less than their payload size.
+func (s *seeker) maxKeyBytes() int {
+	if s.keyBudget > 0 {
+		return s.keyBudget
+	}
+	return max(2*len(s.data), minKeyBudget)
 }
 
 var _ Seeker = (*seeker)(nil)
 
 func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
-	s := &seeker{enc: enc, f: f, cmp: cmp}
-	s.cur, s.prev = &s.slots[0], &s.slots[1]
-	return s
+	return &seeker{enc: enc, f: f, cmp: cmp}
 }
 
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
-	s.data = nil
-	s.cur.valid, s.prev.valid = false, false
+	s.data, s.key = nil, nil
+	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 	start := 0
+	if len(payload) > math.MaxInt32 {
+		return CorruptionErrorf("encoding: %s block of %d bytes is larger than a block can be", s.enc, len(payload))
+	}
 	if s.enc != EncodingNone {
 		if len(payload) < encodedHeaderSize {
 			return CorruptionErrorf("encoding: %s block of %d bytes is shorter than its %d-byte header",
@@ -98,10 +130,13 @@ func (s *seeker) Rewind() error {
 	if s.data == nil {
 		return errSeekerNotInitialized
 	}
-	s.prev.valid = false
-	if err := s.decode(s.cur, nil, s.start); err != nil {
-		s.cur.valid = false
-		s.data = nil
+	if len(s.cells) > 0 && s.first == 0 {
+		s.setPos(0)
+		return nil
+	}
+	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
+	if err := s.decodeNext(); err != nil {
+		s.data, s.key = nil, nil
 		return err
 	}
 	return nil
@@ -112,31 +147,95 @@ func (s *seeker) Next() (bool, error) {
 	if s.data == nil {
 		return false, errSeekerNotInitialized
 	}
-	if s.cur.next >= len(s.data) {
+	if s.pos+1 < len(s.cells) {
+		s.setPos(s.pos + 1)
+		return true, nil
+	}
+	if int(s.cells[s.pos].next) >= len(s.data) {
 		return false, nil
 	}
-	if err := s.advance(); err != nil {
+	if err := s.decodeNext(); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// advance decodes the cell after the current one into the other slot and
-// makes it current; the old current cell becomes the valid previous one. On
-// error the current cell is unchanged and there is no previous cell.
-func (s *seeker) advance() error {
-	nxt := s.prev
-	if err := s.decode(nxt, s.cur, s.cur.next); err != nil {
-		nxt.valid = false
+// setPos makes cells[i] the current cell.
+func (s *seeker) setPos(i int) {
+	s.pos = i
+	s.key = s.keyAt(i)
+}
+
+// keyAt returns the key of cells[i].
+func (s *seeker) keyAt(i int) Key { return s.cellKey(&s.cells[i]) }
+
+// cellKey returns the key of c, nil if c is nil.
+func (s *seeker) cellKey(c *cellState) Key {
+	if c == nil {
+		return nil
+	}
+	src := s.keys
+	if s.enc == EncodingNone {
+		src = s.data
+	}
+	e := c.keyOff + c.keyLen
+	return Key(src[c.keyOff:e:e])
+}
+
+// decodeNext decodes the first cell not yet decoded, which follows the last
+// decoded one (or is the block's first), records it and makes it current.
+// On error nothing changes.
+//
+// REQUIRES: s.data != nil, and the current cell is the last decoded one.
+func (s *seeker) decodeNext() error {
+	n := len(s.cells)
+	if n > 1 && len(s.keys) > s.maxKeyBytes() {
+		s.dropBefore()
+		n = 1
+	}
+	off := s.start
+	if n > 0 {
+		off = int(s.cells[n-1].next)
+	}
+	s.cells = append(s.cells, cellState{})
+	var ref *cellState
+	if n > 0 {
+		ref = &s.cells[n-1]
+	}
+	if err := s.decode(&s.cells[n], ref, off); err != nil {
+		s.cells = s.cells[:n]
 		return err
 	}
-	s.prev, s.cur = s.cur, nxt
+	s.setPos(n)
+	if n == 0 && s.first == 0 {
+		s.firstKey = append(s.firstKey[:0], s.key...)
+	}
 	return nil
+}
+
+// dropBefore forgets every decoded cell but the last, which is current,
+// and moves its key to the start of keys.
+//
+// REQUIRES: the current cell is the last decoded one.
+func (s *seeker) dropBefore() {
+	n := len(s.cells)
+	last := s.cells[n-1]
+	if s.enc != EncodingNone {
+		k := s.keyAt(n - 1)
+		s.keys = s.keys[:copy(s.keys, k)]
+		last.keyOff = 0
+	}
+	s.cells[0] = last
+	s.cells = s.cells[:1]
+	s.first += n - 1
+	s.setPos(0)
 }
 
 // SeekToKeyInBlock implements Seeker. It is HBase's
 // BufferedEncodedSeeker.seekToKeyInBlock: scan forward until the current key
-// is >= key, and step back once when the answer is the cell before.
+// is >= key, and step back once when the answer is the cell before. Cells
+// already decoded are searched (galloping, then binary search) rather than
+// scanned.
 //
 // REQUIRES: key is a well-formed key (see ParseKey).
 func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
@@ -145,28 +244,113 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 	}
 	// Look-back is only meaningful for cells this seek has passed over;
 	// a cell before the starting position may be arbitrarily far from key.
-	s.prev.valid = false
+	// start is a cell number in the block: decoding may drop cells.
+	start := s.first + s.pos
 	for {
-		c := s.cmp.CompareKeys(key, s.cur.key)
+		c := s.cmp.CompareKeys(key, s.key)
 		if c == 0 && !before {
 			return SeekExact, nil
 		}
 		if c <= 0 {
-			if !s.prev.valid {
+			if s.first+s.pos == start {
 				return SeekPrecedesBlock, nil
 			}
-			s.prev, s.cur = s.cur, s.prev
-			s.prev.valid = false
+			s.setPos(s.pos - 1)
 			return SeekBefore, nil
 		}
-		if s.cur.next >= len(s.data) {
+		if s.pos+1 < len(s.cells) {
+			s.setPos(s.searchForward(key))
+			continue
+		}
+		if int(s.cells[s.pos].next) >= len(s.data) {
 			// Every cell is < key: stay on the last one.
 			return SeekBefore, nil
 		}
-		if err := s.advance(); err != nil {
+		if err := s.decodeNext(); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// searchForward returns the first decoded cell after the current one whose
+// key is >= key, or the last decoded cell if every one is < key. It gallops
+// from the current cell, so a target k cells ahead costs O(log k)
+// comparisons.
+//
+// REQUIRES: the current key < key, and a decoded cell follows the current one.
+func (s *seeker) searchForward(key Key) int {
+	p := s.pos
+	lo, hi := p, len(s.cells) // key(lo) < key; hi is len or key(hi) >= key
+	for step := 1; p+step < hi; step *= 2 {
+		if s.cmp.CompareKeys(key, s.keyAt(p+step)) <= 0 {
+			hi = p + step
+			break
+		}
+		lo = p + step
+	}
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if s.cmp.CompareKeys(key, s.keyAt(m)) <= 0 {
+			hi = m
+		} else {
+			lo = m
+		}
+	}
+	if hi == len(s.cells) {
+		return lo
+	}
+	return hi
+}
+
+// SeekBeforeKey implements Seeker.
+func (s *seeker) SeekBeforeKey(key Key) (int, error) {
+	if s.data == nil {
+		return 0, errSeekerNotInitialized
+	}
+	if s.cmp.CompareKeys(key, s.key) > 0 {
+		// The answer is here or ahead.
+		return s.SeekToKeyInBlock(key, true)
+	}
+	// The answer is before the current cell, so it has been decoded:
+	// gallop back, then binary-search.
+	p := s.pos
+	lo, hi := -1, p // lo is -1 or key(lo) < key; key(hi) >= key
+	for step := 1; p-step >= 0; step *= 2 {
+		if s.cmp.CompareKeys(key, s.keyAt(p-step)) > 0 {
+			lo = p - step
+			break
+		}
+		hi = p - step
+	}
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if s.cmp.CompareKeys(key, s.keyAt(m)) > 0 {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	if lo < 0 {
+		if s.first > 0 {
+			// The answer may be among the dropped cells.
+			if err := s.Rewind(); err != nil {
+				return 0, err
+			}
+			return s.SeekToKeyInBlock(key, true)
+		}
+		s.setPos(0)
+		return SeekPrecedesBlock, nil
+	}
+	s.setPos(lo)
+	return SeekBefore, nil
+}
+
+// FirstKey implements Seeker.
+func (s *seeker) FirstKey() Key {
+	if s.data == nil {
+		return nil
+	}
+	return Key(s.firstKey[:len(s.firstKey):len(s.firstKey)])
 }
 
 // Key implements Seeker.
@@ -174,7 +358,7 @@ func (s *seeker) Key() Key {
 	if s.data == nil {
 		return nil
 	}
-	return s.cur.key
+	return s.key
 }
 
 // Value implements Seeker.
@@ -182,17 +366,22 @@ func (s *seeker) Value() []byte {
 	if s.data == nil {
 		return nil
 	}
-	e := s.cur.valOff + s.cur.valLen
-	return s.data[s.cur.valOff:e:e]
+	c := &s.cells[s.pos]
+	e := c.valOff + c.valLen
+	return s.data[c.valOff:e:e]
 }
 
 // Tags implements Seeker.
 func (s *seeker) Tags() []byte {
-	if s.data == nil || s.cur.tagsLen == 0 {
+	if s.data == nil {
 		return nil
 	}
-	e := s.cur.tagsOff + s.cur.tagsLen
-	return s.data[s.cur.tagsOff:e:e]
+	c := &s.cells[s.pos]
+	if c.tagsLen == 0 {
+		return nil
+	}
+	e := c.tagsOff + c.tagsLen
+	return s.data[c.tagsOff:e:e]
 }
 
 // SeqNum implements Seeker.
@@ -200,7 +389,7 @@ func (s *seeker) SeqNum() SeqNum {
 	if s.data == nil {
 		return 0
 	}
-	return s.cur.seq
+	return s.cells[s.pos].seq
 }
 
 // Offset implements Seeker.
@@ -208,12 +397,13 @@ func (s *seeker) Offset() int {
 	if s.data == nil {
 		return 0
 	}
-	return s.cur.offset
+	return int(s.cells[s.pos].offset)
 }
 
 // decode decodes the cell at off into dst. ref is the cell immediately
 // before it (nil for the first cell); encoded formats take their shared key
-// prefix, and FAST_DIFF also lengths, type and value, from it.
+// prefix, and FAST_DIFF also lengths, type and value, from it. Encoded
+// formats append the key to s.keys, and only on success.
 func (s *seeker) decode(dst, ref *cellState, off int) error {
 	switch s.enc {
 	case EncodingNone:
@@ -226,13 +416,20 @@ func (s *seeker) decode(dst, ref *cellState, off int) error {
 	return errors.AssertionFailedf("encoding: no decoder for %s", s.enc)
 }
 
+// commitKey records k, which was appended to s.keys starting at base, as
+// dst's key and keeps it in s.keys.
+func (s *seeker) commitKey(dst *cellState, k []byte, base int) {
+	dst.keyOff, dst.keyLen = int32(base), int32(len(k)-base)
+	s.keys = k
+}
+
 // decodeSuffix reads what PREFIX and FAST_DIFF append after every cell
 // (BufferedDataBlockEncoder.afterEncodingKeyValue): the tags length as a
 // compressed int and the raw tags if the file has tags, then the mvcc as a
 // Hadoop VLong if the file has it. It returns the offset after the cell.
 func (s *seeker) decodeSuffix(dst *cellState, p int) (int, error) {
 	d := s.data
-	dst.tagsOff, dst.tagsLen = p, 0
+	dst.tagsOff, dst.tagsLen = int32(p), 0
 	if s.f.IncludesTags {
 		tl, q, ok := readCompressedInt(d, p)
 		if !ok {
@@ -241,7 +438,7 @@ func (s *seeker) decodeSuffix(dst *cellState, p int) (int, error) {
 		if tl > len(d)-q {
 			return 0, s.corruptf(p, "tags length %d overruns the block (%d bytes left)", tl, len(d)-q)
 		}
-		dst.tagsOff, dst.tagsLen = q, tl
+		dst.tagsOff, dst.tagsLen = int32(q), int32(tl)
 		p = q + tl
 	}
 	dst.seq = 0

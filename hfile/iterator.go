@@ -15,11 +15,18 @@ type Iterator struct {
 	cacheBlocks bool
 	seeker      encoding.Seeker
 	blk         *Block
+	// other is the data block that was current before blk: a reverse scan
+	// steps back and forth between two blocks at a boundary, and without a
+	// block cache each visit would read and decompress the block again.
+	other *Block
 	// nextIndexed is the index key of the block after blk, nil if blk is
-	// the last block; it lets Reseek stay in the current block. nextKnown
-	// is false when the iterator reached blk by Next and does not know it.
+	// the last block, or another key that every cell after blk is >= and
+	// no cell of blk is above; it lets Reseek and SeekBefore stay in the
+	// current block. nextKnown is false when the iterator reached blk by
+	// Next and does not know it. nextBuf holds a copy of such a key.
 	nextIndexed []byte
 	nextKnown   bool
+	nextBuf     []byte
 	positioned  bool
 	err         error
 }
@@ -88,8 +95,21 @@ func (it *Iterator) setBlock(b *Block) error {
 	if err := it.seeker.Init(b.Data); err != nil {
 		return it.fail(it.wrapBlockErr(err, b))
 	}
-	it.blk = b
+	// The caller sets what it knows of the next block.
+	it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
 	return nil
+}
+
+// dataBlock returns the data block at off: the current or the previous
+// one if it is either, else from the reader.
+func (it *Iterator) dataBlock(off int64, size int) (*Block, error) {
+	if it.blk != nil && it.blk.Offset == off {
+		return it.blk, nil
+	}
+	if it.other != nil && it.other.Offset == off {
+		return it.other, nil
+	}
+	return it.r.dataBlock(off, size, it.cacheBlocks)
 }
 
 func (it *Iterator) wrapBlockErr(err error, b *Block) error {
@@ -115,7 +135,7 @@ func (it *Iterator) First() (bool, error) {
 	if !found || off != t.FirstDataBlockOffset {
 		return false, it.fail(it.r.corruptf(off, "index does not start at the first data block %d", t.FirstDataBlockOffset))
 	}
-	b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+	b, err := it.dataBlock(off, size)
 	if err != nil {
 		return false, it.fail(err)
 	}
@@ -151,7 +171,7 @@ func (it *Iterator) SeekTo(key encoding.Key) (int, error) {
 
 func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool) (int, error) {
 	if it.blk == nil || it.blk.Offset != off {
-		b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+		b, err := it.dataBlock(off, size)
 		if err != nil {
 			return 0, it.fail(err)
 		}
@@ -200,11 +220,26 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 
 // SeekBefore positions on the last cell strictly before key. It returns
 // false, unpositioned, if there is none.
+//
+// When the answer is in the current block, as it is for most steps of a
+// reverse scan, it skips the index and moves back over the cells the block's
+// seeker has kept, in O(log n) comparisons (see encoding.Seeker.SeekBeforeKey).
 func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	if it.err != nil {
 		return false, it.err
 	}
 	it.positioned = false
+	if it.beforeInBlock(key) {
+		res, err := it.seeker.SeekBeforeKey(key)
+		if err != nil {
+			return false, it.fail(it.wrapBlockErr(err, it.blk))
+		}
+		if res != encoding.SeekBefore {
+			return false, it.fail(it.r.corruptf(it.blk.Offset, "block has no cell before %s", key))
+		}
+		it.positioned = true
+		return true, nil
+	}
 	off, size, next, found, err := it.r.lookupDataBlock(key)
 	if err != nil {
 		return false, it.fail(err)
@@ -212,13 +247,14 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	if !found {
 		return false, nil
 	}
-	b, err := it.r.dataBlock(off, size, it.cacheBlocks)
+	b, err := it.dataBlock(off, size)
 	if err != nil {
 		return false, it.fail(err)
 	}
 	if err := it.setBlock(b); err != nil {
 		return false, err
 	}
+	it.nextIndexed, it.nextKnown = next, true
 	if it.r.cmp.CompareKeys(it.seeker.Key(), key) >= 0 {
 		// Everything in this block is >= key: the answer is the last cell
 		// of the previous data block, found through the header.
@@ -228,17 +264,18 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 		if b.PrevOffset >= b.Offset {
 			return false, it.fail(it.r.corruptf(b.Offset, "previous block offset %d is not before the block", b.PrevOffset))
 		}
-		pb, err := it.r.dataBlock(b.PrevOffset, -1, it.cacheBlocks)
+		pb, err := it.dataBlock(b.PrevOffset, -1)
 		if err != nil {
 			return false, it.fail(err)
 		}
 		if err := it.setBlock(pb); err != nil {
 			return false, err
 		}
-		// Every cell of pb sorts before b's index key, which is <= key.
-		it.nextIndexed, it.nextKnown = key, true
-	} else {
-		it.nextIndexed, it.nextKnown = next, true
+		// Every cell of pb sorts before b's index key, which is <= key,
+		// and every cell from b on is >= key. Copy key: the caller may
+		// reuse it.
+		it.nextBuf = append(it.nextBuf[:0], key...)
+		it.nextIndexed, it.nextKnown = it.nextBuf, true
 	}
 	res, err := it.seeker.SeekToKeyInBlock(key, true)
 	if err != nil {
@@ -249,6 +286,18 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	}
 	it.positioned = true
 	return true, nil
+}
+
+// beforeInBlock reports whether the last cell before key is in the current
+// block: the block's first cell is < key, and no cell after the block is.
+func (it *Iterator) beforeInBlock(key encoding.Key) bool {
+	if it.blk == nil || !it.nextKnown {
+		return false
+	}
+	if it.nextIndexed != nil && it.r.cmp.CompareKeys(key, it.nextIndexed) > 0 {
+		return false
+	}
+	return it.r.cmp.CompareKeys(it.seeker.FirstKey(), key) < 0
 }
 
 // Next moves to the next cell; false at the end of the file.
@@ -275,15 +324,18 @@ func (it *Iterator) Next() (bool, error) {
 			it.positioned = false
 			return false, nil
 		}
-		b, err := it.r.readBlock(off, size, it.cacheBlocks)
-		if err != nil {
-			return false, it.fail(err)
+		b := it.other
+		if b == nil || b.Offset != off {
+			var err error
+			if b, err = it.r.readBlock(off, size, it.cacheBlocks); err != nil {
+				return false, it.fail(err)
+			}
 		}
 		if !b.Type.IsData() {
 			off, size = off+int64(b.OnDiskSize), b.NextOnDiskSize
 			continue
 		}
-		if b, err = it.r.dataBlock(off, b.OnDiskSize, it.cacheBlocks); err != nil {
+		if err := it.r.checkDataBlock(b, off); err != nil {
 			return false, it.fail(err)
 		}
 		if err := it.setBlock(b); err != nil {

@@ -381,18 +381,27 @@ func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkDataBlock(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// checkDataBlock checks that b, read at off, is a data block of this file's
+// encoding.
+func (r *Reader) checkDataBlock(b *Block, off int64) error {
 	if !b.Type.IsData() {
-		return nil, r.corruptf(off, "expected a data block, found %s", b.Type)
+		return r.corruptf(off, "expected a data block, found %s", b.Type)
 	}
 	if (b.Type == BlockEncodedData) != (r.encoding != encoding.EncodingNone) {
-		return nil, r.corruptf(off, "%s block in a file with %s encoding", b.Type, r.encoding)
+		return r.corruptf(off, "%s block in a file with %s encoding", b.Type, r.encoding)
 	}
 	if b.Type == BlockEncodedData {
 		if len(b.Data) < 2 || encoding.DataBlockEncoding(uint16(b.Data[0])<<8|uint16(b.Data[1])) != r.encoding {
-			return nil, r.corruptf(off, "encoded block does not carry encoding id %d", r.encoding)
+			return r.corruptf(off, "encoded block does not carry encoding id %d", r.encoding)
 		}
 	}
-	return b, nil
+	return nil
 }
 
 // compareKeys is the reader's key comparison as a plain function.

@@ -167,8 +167,44 @@ func checkFile(t *testing.T, r *Reader, kvs []*encoding.KeyValue, rng *rand.Rand
 			require.Equal(t, want.Key(), it.Key(), "seekBefore %s", k)
 		}
 	}
-	// Reseek forward through sorted probes.
+	// SeekBefore after SeekBefore, as reverse scans do, in random order and
+	// then from the last probe down, each followed by a Reseek to the probe
+	// (which stays in the block when it can).
 	sort.Slice(probes, func(a, b int) bool { return cmp.CompareKeys(probes[a], probes[b]) < 0 })
+	for pass := 0; pass < 2; pass++ {
+		order := rng.Perm(len(probes))
+		if pass == 1 {
+			for i := range order {
+				order[i] = len(probes) - 1 - i
+			}
+		}
+		for _, o := range order {
+			k := probes[o]
+			j := firstAtOrAfter(k)
+			ok, err := it.SeekBefore(k)
+			require.NoError(t, err)
+			require.Equal(t, j > 0, ok, "seekBefore %s", k)
+			if !ok {
+				continue
+			}
+			require.Equal(t, kvs[j-1].Key(), it.Key(), "seekBefore %s", k)
+			if rng.IntN(2) == 0 {
+				continue
+			}
+			res, err := it.Reseek(k)
+			require.NoError(t, err)
+			switch res {
+			case encoding.SeekExact, encoding.SeekPrecedesBlock:
+				require.Less(t, j, len(kvs))
+				require.Equal(t, kvs[j].Key(), it.Key(), "reseek %s after seekBefore", k)
+			case encoding.SeekBefore:
+				require.Equal(t, kvs[j-1].Key(), it.Key(), "reseek %s after seekBefore", k)
+			default:
+				t.Fatalf("reseek %s after seekBefore: result %d", k, res)
+			}
+		}
+	}
+	// Reseek forward through sorted probes.
 	_, err := it.First()
 	require.NoError(t, err)
 	for _, k := range probes {
