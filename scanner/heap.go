@@ -96,11 +96,7 @@ func (kh *KeyValueHeap) Next() error {
 			}
 		}
 	}
-	if top.Peek() == nil {
-		heap.Pop(&kh.h)
-	} else {
-		heap.Fix(&kh.h, 0)
-	}
+	kh.fixTop(top)
 	return nil
 }
 
@@ -126,11 +122,7 @@ func (kh *KeyValueHeap) Reseek(key encoding.Key) error {
 		if err := top.Reseek(key); err != nil {
 			return err
 		}
-		if top.Peek() == nil {
-			heap.Pop(&kh.h)
-		} else {
-			heap.Fix(&kh.h, 0)
-		}
+		kh.fixTop(top)
 	}
 	return nil
 }
