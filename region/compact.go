@@ -36,19 +36,19 @@ const fileInfoCompactionEvent = "COMPACTION_EVENT_KEY"
 
 // selectMinor picks files for a minor compaction like HBase's
 // ExploringCompactionPolicy: among every run of consecutive files (oldest
-// first) of between min and max files whose total is at most maxSize, and
-// in which no file is larger than ratio × the sum of the others (runs
-// smaller than minSize skip that test), take the one with the most files,
-// then the smallest total. nil if no run qualifies.
-func selectMinor(files []*StoreFile, minFiles, maxFiles int, ratio float64, minSize, maxSize int64) []*StoreFile {
-	var best []*StoreFile
+// first; sizes holds their sizes) of between min and max files whose total
+// is at most maxSize, and in which no file is larger than ratio × the sum of
+// the others (runs smaller than minSize skip that test), take the one with
+// the most files, then the smallest total. It returns the run as [start,
+// end), or end == 0 if no run qualifies.
+func selectMinor(sizes []int64, minFiles, maxFiles int, ratio float64, minSize, maxSize int64) (start, end int) {
 	var bestSize int64
-	for start := 0; start < len(files); start++ {
-		for end := start + minFiles; end <= len(files) && end-start <= maxFiles; end++ {
-			run := files[start:end]
+	for s := 0; s < len(sizes); s++ {
+		for e := s + minFiles; e <= len(sizes) && e-s <= maxFiles; e++ {
+			run := sizes[s:e]
 			var size int64
-			for _, f := range run {
-				size += f.Size()
+			for _, n := range run {
+				size += n
 			}
 			if size > maxSize {
 				continue
@@ -56,20 +56,20 @@ func selectMinor(files []*StoreFile, minFiles, maxFiles int, ratio float64, minS
 			if size >= minSize && !filesInRatio(run, size, ratio) {
 				continue
 			}
-			if best == nil || len(run) > len(best) || (len(run) == len(best) && size < bestSize) {
-				best, bestSize = run, size
+			if end == 0 || e-s > end-start || (e-s == end-start && size < bestSize) {
+				start, end, bestSize = s, e, size
 			}
 		}
 	}
-	return best
+	return start, end
 }
 
-func filesInRatio(run []*StoreFile, total int64, ratio float64) bool {
+func filesInRatio(run []int64, total int64, ratio float64) bool {
 	if len(run) < 2 {
 		return true
 	}
-	for _, f := range run {
-		if float64(f.Size()) > float64(total-f.Size())*ratio {
+	for _, n := range run {
+		if float64(n) > float64(total-n)*ratio {
 			return false
 		}
 	}
@@ -372,8 +372,13 @@ func (r *Region) Compact(major bool) error {
 func (r *Region) compactStore(s *Store, major bool) error {
 	files := s.Files()
 	if !major {
-		files = selectMinor(files, r.opts.CompactionMin, r.opts.CompactionMax, r.opts.CompactionRatio,
+		sizes := make([]int64, len(files))
+		for i, f := range files {
+			sizes[i] = f.Size()
+		}
+		start, end := selectMinor(sizes, r.opts.CompactionMin, r.opts.CompactionMax, r.opts.CompactionRatio,
 			r.opts.CompactionMinSize, r.opts.CompactionMaxSize)
+		files = files[start:end]
 	}
 	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.opts.TTL == 0 && !hasDeletes(files[0])) {
 		return nil

@@ -12,33 +12,27 @@ import (
 )
 
 func TestSelectMinor(t *testing.T) {
-	mk := func(sizes ...int64) []*StoreFile {
-		var fs []*StoreFile
-		for _, s := range sizes {
-			fs = append(fs, &StoreFile{testSize: s})
+	mk := func(sizes ...int64) []int64 { return sizes }
+	pick := func(s []int64, minFiles, maxFiles int, ratio float64, minSize, maxSize int64) []int64 {
+		start, end := selectMinor(s, minFiles, maxFiles, ratio, minSize, maxSize)
+		if end == 0 {
+			return nil
 		}
-		return fs
-	}
-	sizes := func(fs []*StoreFile) []int64 {
-		var out []int64
-		for _, f := range fs {
-			out = append(out, f.Size())
-		}
-		return out
+		return s[start:end]
 	}
 	const big = 1 << 40
 	// The reference guide's example: with ratio 1.0 neither 100 nor 50 fits
 	// (50 > 23+12+12). With 1.2 everything does (100 <= 1.2 × 97).
-	require.Equal(t, []int64{23, 12, 12}, sizes(selectMinor(mk(100, 50, 23, 12, 12), 3, 10, 1.0, 10, big)))
-	require.Equal(t, []int64{100, 50, 23, 12, 12}, sizes(selectMinor(mk(100, 50, 23, 12, 12), 3, 10, 1.2, 10, big)))
+	require.Equal(t, []int64{23, 12, 12}, pick(mk(100, 50, 23, 12, 12), 3, 10, 1.0, 10, big))
+	require.Equal(t, []int64{100, 50, 23, 12, 12}, pick(mk(100, 50, 23, 12, 12), 3, 10, 1.2, 10, big))
 	// Too few files.
-	require.Nil(t, selectMinor(mk(10, 10), 3, 10, 1.2, 1, big))
+	require.Nil(t, pick(mk(10, 10), 3, 10, 1.2, 1, big))
 	// Max files caps the run; the smallest total wins among equals.
-	require.Equal(t, []int64{5, 5, 5}, sizes(selectMinor(mk(9, 9, 9, 5, 5, 5), 3, 3, 1.2, 1, big)))
+	require.Equal(t, []int64{5, 5, 5}, pick(mk(9, 9, 9, 5, 5, 5), 3, 3, 1.2, 1, big))
 	// Small runs skip the ratio test.
-	require.Equal(t, []int64{1000, 1, 1}, sizes(selectMinor(mk(1000, 1, 1), 3, 10, 1.2, 2000, big)))
+	require.Equal(t, []int64{1000, 1, 1}, pick(mk(1000, 1, 1), 3, 10, 1.2, 2000, big))
 	// Max size excludes runs.
-	require.Nil(t, selectMinor(mk(10, 10, 10), 3, 10, 1.2, 1, 25))
+	require.Nil(t, pick(mk(10, 10, 10), 3, 10, 1.2, 1, 25))
 }
 
 func countFileCells(t *testing.T, r *Region, fam string) (cells, deletes int) {

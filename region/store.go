@@ -37,10 +37,8 @@ type StoreFile struct {
 	// refs counts the store's own reference plus every open scanner; the
 	// reader is closed when it drops to zero, so a file compacted away
 	// stays readable for the scanners that still use it.
-	refs atomic.Int32
-	// testSize stands in for the size in policy tests, which have no file.
-	testSize int64
-	cache    hfile.Cache
+	refs  atomic.Int32
+	cache hfile.Cache
 }
 
 func (f *StoreFile) acquire() { f.refs.Add(1) }
@@ -57,12 +55,7 @@ func (f *StoreFile) release() {
 }
 
 // Size returns the file's size in bytes.
-func (f *StoreFile) Size() int64 {
-	if f.Reader == nil {
-		return f.testSize
-	}
-	return f.Reader.Size()
-}
+func (f *StoreFile) Size() int64 { return f.Reader.Size() }
 
 // fileIDs gives every open store file a process-wide unique block cache id.
 var fileIDs atomic.Uint64
