@@ -147,49 +147,62 @@ func (s *Store) Files() []*StoreFile {
 // scanners returns the store's scanners at readPoint; row, if not nil,
 // lets bloom filters leave out files that cannot hold it (a Get).
 func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte, cacheBlocks bool) ([]scanner.KeyValueScanner, error) {
+	// Take one consistent view (memstore segments and files, each file
+	// referenced) under the lock; bloom checks may read from disk, so they
+	// run after it is released.
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	var out []scanner.KeyValueScanner
 	order := int64(math.MaxInt64)
 	for _, ss := range s.mem.Scanners(readPoint) {
 		out = append(out, scanner.NewMemStoreScanner(ss, order))
 		order--
 	}
-	for i := len(s.files) - 1; i >= 0; i-- {
-		f := s.files[i]
+	files := make([]*StoreFile, len(s.files))
+	copy(files, s.files)
+	for _, f := range files {
+		f.acquire()
+	}
+	s.mu.RUnlock()
+
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
 		if row != nil {
-			var ok bool
-			var err error
-			if qualifier != nil {
-				ok, err = f.Reader.MayContainRowCol(row, []byte(s.opts.Name), qualifier)
-			} else {
-				ok, err = f.Reader.MayContainRow(row)
-			}
+			ok, err := s.mayContain(f, row, qualifier)
 			if err != nil {
 				for _, o := range out {
 					o.Close()
 				}
+				for _, g := range files[:i+1] {
+					g.release()
+				}
 				return nil, err
 			}
 			if !ok {
-				ok, err = f.Reader.MayContainDeleteFamily(row)
-				if err != nil {
-					for _, o := range out {
-						o.Close()
-					}
-					return nil, err
-				}
-			}
-			if !ok {
+				f.release()
 				continue
 			}
 		}
 		fs := scanner.NewStoreFileScanner(f.Reader, readPoint, int64(i), cacheBlocks)
-		f.acquire()
 		fs.SetRelease(f.release)
 		out = append(out, fs)
 	}
 	return out, nil
+}
+
+// mayContain asks f's blooms whether a Get of row (and qualifier, if not
+// nil) could find anything in it, delete-family markers included.
+func (s *Store) mayContain(f *StoreFile, row, qualifier []byte) (bool, error) {
+	var ok bool
+	var err error
+	if qualifier != nil {
+		ok, err = f.Reader.MayContainRowCol(row, []byte(s.opts.Name), qualifier)
+	} else {
+		ok, err = f.Reader.MayContainRow(row)
+	}
+	if err != nil || ok {
+		return ok, err
+	}
+	return f.Reader.MayContainDeleteFamily(row)
 }
 
 // flushSnapshot writes the memstore snapshot to a new store file and
