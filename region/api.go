@@ -217,11 +217,21 @@ const (
 // CheckAndMutate applies Mutations to Row if the newest value of
 // Family:Qualifier compares as Op with Value: HBase's CheckAndMutate. With
 // Value nil it checks that the column does not exist ("if not exists").
+//
+// Comparator, if set, replaces Value: the check is then
+// Comparator.CompareTo(stored) as Op, as HBase compares with any
+// ByteArrayComparable; a NullComparator or an empty BinaryComparator checks
+// for absence as a nil Value does. Filter, if set, replaces the column check
+// altogether: the mutations apply if the row has any cell passing the filter
+// (HBase's CheckAndMutate with a filter condition); Family must then be
+// empty.
 type CheckAndMutate struct {
 	Row               []byte
 	Family, Qualifier []byte
 	Op                CompareOp
 	Value             []byte
+	Comparator        scanner.ByteArrayComparable
+	Filter            scanner.Filter
 	TimeRange         scanner.TimeRange
 	// Mutations are applied atomically if the check passes; all must be for Row.
 	Mutations []Mutation

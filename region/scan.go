@@ -61,7 +61,18 @@ type Scanner struct {
 	pending []*encoding.KeyValue // rest of a row being split
 	done    bool
 	closed  bool
+	metrics ScanMetrics
 }
+
+// ScanMetrics are HBase's server-side scan metrics of one scanner.
+type ScanMetrics struct {
+	// RowsScanned counts the rows the scanner looked at, RowsFiltered those
+	// of them the filter (or a row with every cell filtered) dropped.
+	RowsScanned, RowsFiltered int64
+}
+
+// Metrics returns the scanner's metrics so far.
+func (sc *Scanner) Metrics() ScanMetrics { return sc.metrics }
 
 // NewScanner opens a scanner over s.
 func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
@@ -145,6 +156,7 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			break
 		}
 		row = append([]byte(nil), row...)
+		sc.metrics.RowsScanned++
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
@@ -159,6 +171,7 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 					}
 				}
 				f.Reset()
+				sc.metrics.RowsFiltered++
 				continue
 			}
 		}
@@ -185,6 +198,9 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			f.Reset()
 		}
 		if len(cells) == 0 {
+			if f != nil {
+				sc.metrics.RowsFiltered++
+			}
 			continue
 		}
 		sc.rows++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/scanner"
 	"github.com/regionkv/regionkv/wal"
 )
 
@@ -161,9 +162,16 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 	return cells, nil
 }
 
-func (r *Region) checkRowAndFamily(row, family []byte) error {
+func (r *Region) checkRow(row []byte) error {
 	if len(row) == 0 || len(row) > encoding.MaxRowLen {
 		return errors.Newf("region: row length %d must be 1..%d", len(row), encoding.MaxRowLen)
+	}
+	return nil
+}
+
+func (r *Region) checkRowAndFamily(row, family []byte) error {
+	if err := r.checkRow(row); err != nil {
+		return err
 	}
 	if r.byFamily[string(family)] == nil {
 		return errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", family, r.dir)
@@ -353,7 +361,14 @@ func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func
 // the check: the row is locked exclusively for both. It reports whether the
 // mutations were applied.
 func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
-	if err := r.checkRowAndFamily(c.Row, c.Family); err != nil {
+	if c.Filter != nil {
+		if len(c.Family) != 0 {
+			return false, errors.New("region: check-and-mutate with both a filter and a column")
+		}
+		if err := r.checkRow(c.Row); err != nil {
+			return false, err
+		}
+	} else if err := r.checkRowAndFamily(c.Row, c.Family); err != nil {
 		return false, err
 	}
 	if len(c.Mutations) == 0 {
@@ -372,12 +387,27 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 		return false, err
 	}
 	defer unlock()
-	cur, err := r.get(&Get{Row: c.Row, Columns: []Column{{Family: c.Family, Qualifier: nonNil(c.Qualifier)}}, TimeRange: c.TimeRange})
-	if err != nil {
-		return false, err
-	}
-	if !checkMatches(c.Op, c.Value, cur.Latest(c.Family, nonNil(c.Qualifier))) {
-		return false, nil
+	if c.Filter != nil {
+		cur, err := r.get(&Get{Row: c.Row, TimeRange: c.TimeRange, Filter: c.Filter})
+		if err != nil {
+			return false, err
+		}
+		if cur.IsEmpty() {
+			return false, nil
+		}
+	} else {
+		cur, err := r.get(&Get{Row: c.Row, Columns: []Column{{Family: c.Family, Qualifier: nonNil(c.Qualifier)}}, TimeRange: c.TimeRange})
+		if err != nil {
+			return false, err
+		}
+		cell := cur.Latest(c.Family, nonNil(c.Qualifier))
+		if c.Comparator != nil {
+			if !comparatorMatches(c.Op, c.Comparator, cell) {
+				return false, nil
+			}
+		} else if !checkMatches(c.Op, c.Value, cell) {
+			return false, nil
+		}
 	}
 	if _, err := r.applyLocked(c.Mutations); err != nil {
 		return false, err
@@ -385,20 +415,30 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 	return true, nil
 }
 
-// checkMatches is HBase's check: "expected OP stored", with an empty or nil
-// expected value meaning "the column does not exist (or is empty)".
-func checkMatches(op CompareOp, expected []byte, cell *encoding.KeyValue) bool {
+// comparatorMatches is checkMatches with a comparator as the expected side,
+// as HRegion.checkAndMutateInternal does it.
+func comparatorMatches(op CompareOp, cmp scanner.ByteArrayComparable, cell *encoding.KeyValue) bool {
 	if op == NoOp {
 		return false
 	}
-	if len(expected) == 0 {
-		exists := cell != nil && len(cell.Value) > 0
-		return !exists == (op != NotEqual)
+	var operand []byte
+	switch c := cmp.(type) {
+	case *scanner.NullComparator:
+	case interface{ Value() []byte }:
+		operand = c.Value()
+	default:
+		operand = []byte{0} // any non-empty operand: compare as usual
+	}
+	if len(operand) == 0 {
+		return checkMatches(op, nil, cell)
 	}
 	if cell == nil {
 		return false
 	}
-	c := bytes.Compare(expected, cell.Value)
+	return compareResultMatches(op, cmp.CompareTo(cell.Value))
+}
+
+func compareResultMatches(op CompareOp, c int) bool {
 	switch op {
 	case Less:
 		return c < 0
@@ -414,4 +454,20 @@ func checkMatches(op CompareOp, expected []byte, cell *encoding.KeyValue) bool {
 		return c > 0
 	}
 	return false
+}
+
+// checkMatches is HBase's check: "expected OP stored", with an empty or nil
+// expected value meaning "the column does not exist (or is empty)".
+func checkMatches(op CompareOp, expected []byte, cell *encoding.KeyValue) bool {
+	if op == NoOp {
+		return false
+	}
+	if len(expected) == 0 {
+		exists := cell != nil && len(cell.Value) > 0
+		return !exists == (op != NotEqual)
+	}
+	if cell == nil {
+		return false
+	}
+	return compareResultMatches(op, bytes.Compare(expected, cell.Value))
 }
