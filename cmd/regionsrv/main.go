@@ -1,6 +1,7 @@
 // Command regionsrv is RegionKV's binary: the region server and the
 // operator's tools named after HBase's.
 //
+//	regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT]
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile`
 package main
 
@@ -17,6 +18,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"serve", "run the region server (HBase's client protocol, hbase:meta, ZooKeeper registration)", runServe},
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", runHFile},
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", runWAL},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/zkserver"
+	"github.com/regionkv/regionkv/server"
+)
+
+// defineFlags collects repeated -D key=value flags.
+type defineFlags []string
+
+func (d *defineFlags) String() string     { return strings.Join(*d, ",") }
+func (d *defineFlags) Set(v string) error { *d = append(*d, v); return nil }
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "an hbase-site.xml to read")
+	dataDir := fs.String("data-dir", "", "where to keep data (hbase.rootdir); default /tmp/regionkv-$USER")
+	standalone := fs.Bool("standalone", false, "start ZooKeeper as a child process, like HBase's standalone mode")
+	zkAddr := fs.String("zk", "", "ZooKeeper quorum to register in (host:port,...)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	var defines defineFlags
+	fs.Var(&defines, "D", "set a configuration property: -D key=value (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "regionsrv serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "regionsrv serve: --log-level: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(log)
+	cfg := server.Config{Logger: log}
+	if *configPath != "" {
+		if err := cfg.LoadSiteXML(*configPath); err != nil {
+			fmt.Fprintf(stderr, "regionsrv serve: %v\n", err)
+			return 2
+		}
+	}
+	zkPort := server.DefaultZKClientPort
+	for _, d := range defines {
+		k, v, ok := strings.Cut(d, "=")
+		if !ok {
+			fmt.Fprintf(stderr, "regionsrv serve: -D %q: want key=value\n", d)
+			return 2
+		}
+		if err := cfg.Set(k, v); err != nil {
+			fmt.Fprintf(stderr, "regionsrv serve: -D %s: %v\n", d, err)
+			return 2
+		}
+		if k == "hbase.zookeeper.property.clientPort" {
+			zkPort, _ = strconv.Atoi(v)
+		}
+	}
+	if *dataDir != "" {
+		cfg.DataDir = *dataDir
+	}
+	if cfg.DataDir == "" {
+		name := "regionkv"
+		if u, err := user.Current(); err == nil {
+			name += "-" + u.Username
+		}
+		cfg.DataDir = filepath.Join(os.TempDir(), name)
+	}
+	if *zkAddr != "" {
+		cfg.ZKQuorum = *zkAddr
+	}
+	if err := serve(cfg, *standalone, zkPort, stdout, log); err != nil {
+		fmt.Fprintf(stderr, "regionsrv serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(cfg server.Config, standalone bool, zkPort int, stdout io.Writer, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var zks *zkserver.Server
+	if standalone {
+		if cfg.ZKQuorum != "" {
+			return errors.New("--standalone starts its own ZooKeeper; do not also give --zk")
+		}
+		var err error
+		zks, err = zkserver.Start(ctx, zkserver.Config{Dir: filepath.Join(cfg.DataDir, "zookeeper"), Port: zkPort, Logger: log})
+		if err != nil {
+			return errors.Wrap(err, "starting ZooKeeper")
+		}
+		defer func() {
+			if err := zks.Stop(); err != nil {
+				log.Error("stopping ZooKeeper", "err", err)
+			}
+		}()
+		cfg.ZKQuorum = zks.Addr()
+		log.Info("ZooKeeper started", "addr", zks.Addr(), "pid", zks.Pid(), "log", zks.LogPath())
+	}
+	srv, err := server.Start(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "regionsrv serving: rpc=%s info=%s zookeeper=%s data=%s\n", srv.Addr(), srv.InfoAddr(), cfg.ZKQuorum, cfg.DataDir)
+	var zkDied <-chan struct{}
+	if zks != nil {
+		zkDied = zks.Done()
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("signal received, shutting down")
+	case <-zkDied:
+		log.Error("ZooKeeper child process exited; shutting down", "err", zks.Wait())
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

@@ -1,0 +1,278 @@
+package ipc
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/hbasepb"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// Connection constants.
+const (
+	// Magic opens every connection.
+	Magic = "HBas"
+	// Version is the RPC version byte after Magic.
+	Version = 0
+	// AuthSimple is the SIMPLE (no SASL) auth byte.
+	AuthSimple = 0x50
+	// KeyValueCodecClass and KeyValueCodecWithTagsClass are the cellblock
+	// codecs a connection header may name.
+	KeyValueCodecClass         = "org.apache.hadoop.hbase.codec.KeyValueCodec"
+	KeyValueCodecWithTagsClass = "org.apache.hadoop.hbase.codec.KeyValueCodecWithTags"
+	// SnappyCodecClass is the one cellblock compressor we support.
+	SnappyCodecClass = "org.apache.hadoop.io.compress.SnappyCodec"
+	// DefaultMaxRequestSize is hbase.ipc.max.request.size's default.
+	DefaultMaxRequestSize = 256 << 20
+	// maxHeaderSize bounds the ConnectionHeader (HBase allows no more).
+	maxHeaderSize = 64 << 10
+)
+
+// Preamble returns the 6 bytes that open a connection.
+func Preamble() []byte { return []byte{'H', 'B', 'a', 's', Version, AuthSimple} }
+
+// ErrBadPreamble is returned (marked) by ReadPreamble for anything but
+// HBase's preamble with SIMPLE auth.
+var ErrBadPreamble = errors.New("ipc: bad connection preamble")
+
+// ErrFrameTooBig is returned (marked) when a frame is larger than allowed.
+var ErrFrameTooBig = errors.New("ipc: frame too big")
+
+// ReadPreamble reads and checks the preamble, returning the 6 bytes read.
+func ReadPreamble(r io.Reader) ([6]byte, error) {
+	var p [6]byte
+	if _, err := io.ReadFull(r, p[:]); err != nil {
+		return p, errors.Wrap(err, "ipc: reading preamble")
+	}
+	if string(p[:4]) != Magic {
+		return p, errors.Mark(errors.Newf("ipc: expected HEADER=HBas but received HEADER=%q", p[:4]), ErrBadPreamble)
+	}
+	if p[4] != Version {
+		return p, errors.Mark(errors.Newf("ipc: unsupported RPC version %d", p[4]), ErrBadPreamble)
+	}
+	if p[5] != AuthSimple {
+		return p, errors.Mark(errors.Newf("ipc: unsupported auth method %d (only SIMPLE, 0x50)", p[5]), ErrBadPreamble)
+	}
+	return p, nil
+}
+
+// ReadFrame reads one u32-length-prefixed frame into buf (grown as needed)
+// and returns it. A length above max is an error marked ErrFrameTooBig,
+// returned with the length and without reading the body.
+func ReadFrame(r io.Reader, max int, buf []byte) ([]byte, uint32, error) {
+	var l [4]byte
+	if _, err := io.ReadFull(r, l[:]); err != nil {
+		return buf, 0, err
+	}
+	n := binary.BigEndian.Uint32(l[:])
+	if uint64(n) > uint64(max) {
+		return buf, n, errors.Mark(errors.Newf("ipc: frame of %d bytes exceeds the limit of %d", n, max), ErrFrameTooBig)
+	}
+	if cap(buf) >= int(n) || n <= frameReadChunk {
+		if cap(buf) < int(n) {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return buf, n, errors.Wrapf(err, "ipc: reading frame of %d bytes", n)
+		}
+		return buf, n, nil
+	}
+	// A large frame is read in chunks, growing buf as its bytes arrive, so
+	// a peer cannot make us allocate max bytes by sending 4 bytes of length.
+	buf = buf[:0]
+	for len(buf) < int(n) {
+		k := min(int(n)-len(buf), frameReadChunk)
+		buf = append(buf, make([]byte, k)...)
+		if _, err := io.ReadFull(r, buf[len(buf)-k:]); err != nil {
+			return buf, n, errors.Wrapf(err, "ipc: reading frame of %d bytes", n)
+		}
+	}
+	return buf, n, nil
+}
+
+// frameReadChunk is the most ReadFrame allocates ahead of the bytes read.
+const frameReadChunk = 1 << 20
+
+// ReadConnectionHeader reads the length-prefixed ConnectionHeader.
+func ReadConnectionHeader(r io.Reader) (*hbasepb.ConnectionHeader, error) {
+	b, _, err := ReadFrame(r, maxHeaderSize, nil)
+	if err != nil {
+		return nil, errors.Wrap(err, "ipc: reading connection header")
+	}
+	h := &hbasepb.ConnectionHeader{}
+	if err := proto.Unmarshal(b, h); err != nil {
+		return nil, errors.Wrap(err, "ipc: decoding connection header")
+	}
+	return h, nil
+}
+
+// AppendConnectionHeader appends the preamble and the framed header.
+func AppendConnectionHeader(dst []byte, h *hbasepb.ConnectionHeader) ([]byte, error) {
+	dst = append(dst, Preamble()...)
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst, err := proto.MarshalOptions{}.MarshalAppend(dst, h)
+	if err != nil {
+		return nil, errors.Wrap(err, "ipc: encoding connection header")
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst, nil
+}
+
+// nextDelimited splits a varint-length-delimited message off b.
+func nextDelimited(b []byte, what string) (msg, rest []byte, err error) {
+	n, k := protowire.ConsumeVarint(b)
+	if k < 0 {
+		return nil, nil, errors.Newf("ipc: bad varint length of %s", what)
+	}
+	if n > uint64(len(b)-k) {
+		return nil, nil, errors.Newf("ipc: %s of %d bytes overruns the frame (%d left)", what, n, len(b)-k)
+	}
+	return b[k : k+int(n)], b[k+int(n):], nil
+}
+
+func appendDelimited(dst []byte, m proto.Message) ([]byte, error) {
+	size := proto.Size(m)
+	dst = protowire.AppendVarint(dst, uint64(size))
+	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, m)
+}
+
+// Request is a decoded request frame. Param and CellBlock alias the frame.
+type Request struct {
+	Header    hbasepb.RequestHeader
+	Param     []byte
+	CellBlock []byte
+}
+
+// ParseRequest decodes a request frame (without its length prefix).
+func ParseRequest(frame []byte, req *Request) error {
+	h, rest, err := nextDelimited(frame, "request header")
+	if err != nil {
+		return err
+	}
+	proto.Reset(&req.Header)
+	if err := proto.Unmarshal(h, &req.Header); err != nil {
+		return errors.Wrap(err, "ipc: decoding request header")
+	}
+	req.Param, req.CellBlock = nil, nil
+	if req.Header.GetRequestParam() {
+		if req.Param, rest, err = nextDelimited(rest, "request param"); err != nil {
+			return err
+		}
+	}
+	if m := req.Header.GetCellBlockMeta(); m != nil && m.GetLength() > 0 {
+		if int(m.GetLength()) != len(rest) {
+			return errors.Newf("ipc: cellblock meta says %d bytes, frame has %d", m.GetLength(), len(rest))
+		}
+		req.CellBlock = rest
+	} else if len(rest) != 0 {
+		return errors.Newf("ipc: %d stray bytes after the request", len(rest))
+	}
+	return nil
+}
+
+// AppendRequest appends a framed request.
+func AppendRequest(dst []byte, h *hbasepb.RequestHeader, param proto.Message, cellBlock []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	if param != nil {
+		h.RequestParam = proto.Bool(true)
+	}
+	if len(cellBlock) > 0 {
+		h.CellBlockMeta = &hbasepb.CellBlockMeta{Length: proto.Uint32(uint32(len(cellBlock)))}
+	}
+	var err error
+	if dst, err = appendDelimited(dst, h); err != nil {
+		return nil, errors.Wrap(err, "ipc: encoding request header")
+	}
+	if param != nil {
+		if dst, err = appendDelimited(dst, param); err != nil {
+			return nil, errors.Wrap(err, "ipc: encoding request")
+		}
+	}
+	dst = append(dst, cellBlock...)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst, nil
+}
+
+// Response is a decoded response frame. Param and CellBlock alias the frame.
+type Response struct {
+	Header    hbasepb.ResponseHeader
+	Param     []byte
+	CellBlock []byte
+}
+
+// ParseResponse decodes a response frame (without its length prefix). As
+// gohbase does, the cellblock is the last cell_block_meta.length bytes.
+func ParseResponse(frame []byte, resp *Response) error {
+	h, rest, err := nextDelimited(frame, "response header")
+	if err != nil {
+		return err
+	}
+	proto.Reset(&resp.Header)
+	if err := proto.Unmarshal(h, &resp.Header); err != nil {
+		return errors.Wrap(err, "ipc: decoding response header")
+	}
+	resp.Param, resp.CellBlock = nil, nil
+	if m := resp.Header.GetCellBlockMeta(); m != nil && m.GetLength() > 0 {
+		n := int(m.GetLength())
+		if n > len(rest) {
+			return errors.Newf("ipc: cellblock meta says %d bytes, frame has %d", n, len(rest))
+		}
+		resp.CellBlock = rest[len(rest)-n:]
+		rest = rest[:len(rest)-n]
+	}
+	if resp.Header.Exception != nil || len(rest) == 0 {
+		return nil
+	}
+	resp.Param, _, err = nextDelimited(rest, "response")
+	return err
+}
+
+// AppendResponse appends a framed response: the message and cellblock, or
+// the exception when exc is not nil.
+func AppendResponse(dst []byte, callID uint32, msg proto.Message, cellBlock []byte, exc *Exception) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	h := &hbasepb.ResponseHeader{CallId: proto.Uint32(callID)}
+	if exc != nil {
+		h.Exception = &hbasepb.ExceptionResponse{
+			ExceptionClassName: proto.String(exc.Class),
+			StackTrace:         proto.String(exc.Message),
+			DoNotRetry:         proto.Bool(exc.DoNotRetry()),
+		}
+		msg, cellBlock = nil, nil
+	}
+	if len(cellBlock) > 0 {
+		h.CellBlockMeta = &hbasepb.CellBlockMeta{Length: proto.Uint32(uint32(len(cellBlock)))}
+	}
+	var err error
+	if dst, err = appendDelimited(dst, h); err != nil {
+		return nil, errors.Wrap(err, "ipc: encoding response header")
+	}
+	if msg != nil {
+		if dst, err = appendDelimited(dst, msg); err != nil {
+			return nil, errors.Wrap(err, "ipc: encoding response")
+		}
+	}
+	dst = append(dst, cellBlock...)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst, nil
+}
+
+// peekCallID extracts the call id from the first bytes of a request frame,
+// for answering a request whose body is not read (too big).
+func peekCallID(prefix []byte) (uint32, bool) {
+	h, _, err := nextDelimited(prefix, "request header")
+	if err != nil {
+		return 0, false
+	}
+	var rh hbasepb.RequestHeader
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(h, &rh); err != nil || rh.CallId == nil {
+		return 0, false
+	}
+	return rh.GetCallId(), true
+}

@@ -1,0 +1,329 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/ipc"
+	"google.golang.org/protobuf/proto"
+)
+
+// Service names a connection header may carry.
+const (
+	ClientService     = "ClientService"
+	MasterService     = "MasterService"
+	ClientMetaService = "ClientMetaService"
+)
+
+// Serves implements ipc.Handler.
+func (s *Server) Serves(service string) bool {
+	switch service {
+	case ClientService, MasterService, ClientMetaService:
+		return true
+	}
+	return false
+}
+
+type methodFunc func(s *Server, c *ipc.Call) (ipc.Reply, error)
+
+var clientMethods = map[string]methodFunc{
+	"Get":    (*Server).handleGet,
+	"Mutate": (*Server).handleMutate,
+	"Multi":  (*Server).handleMulti,
+	"Scan":   (*Server).handleScan,
+}
+
+var masterMethods = map[string]methodFunc{
+	"CreateTable":                     (*Server).handleCreateTable,
+	"DeleteTable":                     (*Server).handleDeleteTable,
+	"EnableTable":                     (*Server).handleEnableTable,
+	"DisableTable":                    (*Server).handleDisableTable,
+	"TruncateTable":                   (*Server).handleTruncateTable,
+	"getProcedureResult":              (*Server).handleGetProcedureResult,
+	"GetTableNames":                   (*Server).handleGetTableNames,
+	"GetTableDescriptors":             (*Server).handleGetTableDescriptors,
+	"GetTableState":                   (*Server).handleGetTableState,
+	"GetClusterStatus":                (*Server).handleGetClusterStatus,
+	"SetBalancerRunning":              (*Server).handleSetBalancerRunning,
+	"IsBalancerEnabled":               (*Server).handleIsBalancerEnabled,
+	"MoveRegion":                      (*Server).handleMoveRegion,
+	"IsMasterRunning":                 (*Server).handleIsMasterRunning,
+	"ListNamespaceDescriptors":        (*Server).handleListNamespaceDescriptors,
+	"ListTableNamesByNamespace":       (*Server).handleListTableNamesByNamespace,
+	"ListTableDescriptorsByNamespace": (*Server).handleListTableDescriptorsByNamespace,
+}
+
+var registryMethods = map[string]methodFunc{
+	"GetClusterId":           (*Server).handleGetClusterID,
+	"GetActiveMaster":        (*Server).handleGetActiveMaster,
+	"GetMetaRegionLocations": (*Server).handleGetMetaRegionLocations,
+	"GetBootstrapNodes":      (*Server).handleGetBootstrapNodes,
+}
+
+// ServeCall implements ipc.Handler.
+func (s *Server) ServeCall(_ context.Context, c *ipc.Call) (ipc.Reply, error) {
+	var methods map[string]methodFunc
+	switch c.Service {
+	case ClientService:
+		methods = clientMethods
+	case MasterService:
+		methods = masterMethods
+	case ClientMetaService:
+		methods = registryMethods
+	}
+	fn := methods[c.Method]
+	if fn == nil {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassUnknownProtocolException, "%s has no method %q", c.Service, c.Method)
+	}
+	if s.closed.Load() {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassRegionServerStoppedException, "server %s is stopping", s.ServerName())
+	}
+	start := time.Now()
+	reply, err := fn(s, c)
+	s.metrics.observe(c.Method, time.Since(start), err)
+	return reply, err
+}
+
+func decode(c *ipc.Call, m proto.Message) error {
+	if err := proto.Unmarshal(c.Param, m); err != nil {
+		return badRequest("decoding %s request: %v", c.Method, err)
+	}
+	return nil
+}
+
+func (s *Server) handleCreateTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.CreateTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	// Errors a client must see at once (bad schema, table exists) come
+	// back from the RPC, as HBase's master pre-checks them.
+	if err := s.createTable(context.Background(), req.GetTableSchema(), req.GetSplitKeys()); err != nil {
+		if e, ok := ipc.AsException(err); ok && e.DoNotRetry() {
+			return ipc.Reply{}, err
+		}
+		id := s.procs.run(func() error { return err })
+		return ipc.Reply{Msg: &hbasepb.CreateTableResponse{ProcId: proto.Uint64(id)}}, nil
+	}
+	id := s.procs.run(func() error { return nil })
+	return ipc.Reply{Msg: &hbasepb.CreateTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+// runProc runs an admin operation as a procedure: argument errors are
+// returned at once, the rest is recorded for getProcedureResult.
+func (s *Server) runProc(fn func() error) (uint64, error) {
+	err := fn()
+	if e, ok := ipc.AsException(err); ok && e.DoNotRetry() {
+		return 0, err
+	}
+	return s.procs.run(func() error { return err }), nil
+}
+
+func (s *Server) handleDeleteTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.DeleteTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.deleteTable(req.GetTableName()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.DeleteTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleEnableTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.EnableTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.enableTable(req.GetTableName()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.EnableTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleDisableTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.DisableTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.disableTable(req.GetTableName()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.DisableTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleTruncateTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.TruncateTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.truncateTable(req.GetTableName(), req.GetPreserveSplits()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.TruncateTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleGetProcedureResult(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetProcedureResultRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: s.procs.result(req.GetProcId())}, nil
+}
+
+func (s *Server) handleGetTableNames(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetTableNamesRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	ts, err := s.listTables(req.GetRegex(), req.GetIncludeSysTables(), req.GetNamespace(), nil)
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	resp := &hbasepb.GetTableNamesResponse{}
+	for _, t := range ts {
+		resp.TableNames = append(resp.TableNames, t.name.PB())
+	}
+	return ipc.Reply{Msg: resp}, nil
+}
+
+func (s *Server) handleGetTableDescriptors(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetTableDescriptorsRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	ts, err := s.listTables(req.GetRegex(), req.GetIncludeSysTables(), req.GetNamespace(), req.GetTableNames())
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	resp := &hbasepb.GetTableDescriptorsResponse{}
+	for _, t := range ts {
+		resp.TableSchema = append(resp.TableSchema, t.schema)
+	}
+	return ipc.Reply{Msg: resp}, nil
+}
+
+func (s *Server) handleGetTableState(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetTableStateRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	name, err := tableNameFromPB(req.GetTableName())
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	t := s.tableByName(name)
+	if t == nil {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassTableNotFoundException, "%s", name)
+	}
+	return ipc.Reply{Msg: &hbasepb.GetTableStateResponse{TableState: &hbasepb.TableState{State: t.state.Enum()}}}, nil
+}
+
+func (s *Server) handleGetClusterStatus(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.GetClusterStatusResponse{ClusterStatus: s.clusterStatus()}}, nil
+}
+
+func (s *Server) handleSetBalancerRunning(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.SetBalancerRunningRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	prev := s.balancer.Swap(req.GetOn())
+	return ipc.Reply{Msg: &hbasepb.SetBalancerRunningResponse{PrevBalanceValue: proto.Bool(prev)}}, nil
+}
+
+func (s *Server) handleIsBalancerEnabled(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.IsBalancerEnabledResponse{Enabled: proto.Bool(s.balancer.Load())}}, nil
+}
+
+func (s *Server) handleMoveRegion(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.MoveRegionRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	// One server: every region stays where it is, but the region must exist.
+	s.mu.RLock()
+	var hr *hostedRegion
+	switch req.GetRegion().GetType() {
+	case hbasepb.RegionSpecifier_REGION_NAME:
+		hr = s.regions[string(req.GetRegion().GetValue())]
+	case hbasepb.RegionSpecifier_ENCODED_REGION_NAME:
+		hr = s.encoded[string(req.GetRegion().GetValue())]
+	}
+	s.mu.RUnlock()
+	if hr == nil {
+		return ipc.Reply{}, ipc.Errorf("org.apache.hadoop.hbase.UnknownRegionException", "%s", req.GetRegion().GetValue())
+	}
+	return ipc.Reply{Msg: &hbasepb.MoveRegionResponse{}}, nil
+}
+
+func (s *Server) handleIsMasterRunning(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.IsMasterRunningResponse{IsMasterRunning: proto.Bool(!s.closed.Load())}}, nil
+}
+
+func (s *Server) handleListNamespaceDescriptors(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.ListNamespaceDescriptorsResponse{NamespaceDescriptor: []*hbasepb.NamespaceDescriptor{
+		{Name: []byte(defaultNamespace)}, {Name: []byte(systemNamespace)}}}}, nil
+}
+
+func checkNamespace(ns string) error {
+	if ns != defaultNamespace && ns != systemNamespace {
+		return ipc.Errorf(ipc.ClassNamespaceNotFoundException, "%s", ns)
+	}
+	return nil
+}
+
+func (s *Server) handleListTableNamesByNamespace(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ListTableNamesByNamespaceRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	if err := checkNamespace(req.GetNamespaceName()); err != nil {
+		return ipc.Reply{}, err
+	}
+	ts, _ := s.listTables("", true, req.GetNamespaceName(), nil)
+	resp := &hbasepb.ListTableNamesByNamespaceResponse{}
+	for _, t := range ts {
+		resp.TableName = append(resp.TableName, t.name.PB())
+	}
+	return ipc.Reply{Msg: resp}, nil
+}
+
+func (s *Server) handleListTableDescriptorsByNamespace(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ListTableDescriptorsByNamespaceRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	if err := checkNamespace(req.GetNamespaceName()); err != nil {
+		return ipc.Reply{}, err
+	}
+	ts, _ := s.listTables("", true, req.GetNamespaceName(), nil)
+	resp := &hbasepb.ListTableDescriptorsByNamespaceResponse{}
+	for _, t := range ts {
+		resp.TableSchema = append(resp.TableSchema, t.schema)
+	}
+	return ipc.Reply{Msg: resp}, nil
+}
+
+func (s *Server) handleGetClusterID(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.GetClusterIdResponse{ClusterId: proto.String(s.clusterID)}}, nil
+}
+
+func (s *Server) handleGetActiveMaster(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.GetActiveMasterResponse{ServerName: s.serverNamePB()}}, nil
+}
+
+func (s *Server) handleGetMetaRegionLocations(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.GetMetaRegionLocationsResponse{MetaLocations: []*hbasepb.RegionLocation{{
+		RegionInfo: s.meta.info.PB(), ServerName: s.serverNamePB(), SeqNum: proto.Int64(int64(s.meta.r.Load().Stats().ReadPoint)),
+	}}}}, nil
+}
+
+func (s *Server) handleGetBootstrapNodes(c *ipc.Call) (ipc.Reply, error) {
+	return ipc.Reply{Msg: &hbasepb.GetBootstrapNodesResponse{ServerName: []*hbasepb.ServerName{s.serverNamePB()}}}, nil
+}

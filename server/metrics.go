@@ -1,0 +1,141 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics exports the server's state in Prometheus text format under names
+// after HBase's region server metrics (Hadoop:service=HBase,
+// name=RegionServer,sub=Server and sub=IPC), prefixed hbase_regionserver_.
+type metrics struct {
+	s        *Server
+	reg      *prometheus.Registry
+	latency  *prometheus.HistogramVec
+	failures *prometheus.CounterVec
+}
+
+const metricPrefix = "hbase_regionserver_"
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{s: s, reg: prometheus.NewRegistry()}
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    metricPrefix + "call_seconds",
+		Help:    "RPC processing time by method (HBase's <Method>_* latency histograms).",
+		Buckets: prometheus.ExponentialBuckets(25e-6, 2.5, 14),
+	}, []string{"method"})
+	m.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricPrefix + "exceptions",
+		Help: "Calls answered with an exception, by method.",
+	}, []string{"method"})
+	m.reg.MustRegister(m.latency, m.failures, (*serverCollector)(m), prometheus.NewGoCollector())
+	return m
+}
+
+func (m *metrics) observe(method string, d time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	m.latency.WithLabelValues(method).Observe(d.Seconds())
+	if err != nil {
+		m.failures.WithLabelValues(method).Inc()
+	}
+}
+
+// serverCollector reads the server's counters at scrape time.
+type serverCollector metrics
+
+func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
+	// Unchecked collector: the set of metrics is produced at scrape time.
+}
+
+func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s
+	emit := func(name, help string, typ prometheus.ValueType, v float64) {
+		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(metricPrefix+name, help, nil, nil), typ, v)
+	}
+	var memstore, storeFiles, storeFileSize, flushes, compactions, blocked int64
+	var reads, writes int64
+	regions := 0
+	s.mu.RLock()
+	for _, hr := range s.regions {
+		r := hr.r.Load()
+		if r == nil {
+			continue
+		}
+		regions++
+		st := r.Stats()
+		memstore += st.MemStoreSize
+		storeFiles += int64(st.StoreFiles)
+		storeFileSize += st.StoreFileSize
+		flushes += st.Flushes
+		compactions += st.Compactions
+		blocked += st.BlockedWrites
+		reads += hr.reads.Load()
+		writes += hr.writes.Load()
+	}
+	tables := len(s.tables)
+	s.mu.RUnlock()
+	emit("regionCount", "Open regions.", prometheus.GaugeValue, float64(regions))
+	emit("tableCount", "Tables, system tables included.", prometheus.GaugeValue, float64(tables))
+	emit("memStoreSize", "Bytes in memstores.", prometheus.GaugeValue, float64(memstore))
+	emit("storeFileCount", "Store files.", prometheus.GaugeValue, float64(storeFiles))
+	emit("storeFileSize", "Bytes in store files.", prometheus.GaugeValue, float64(storeFileSize))
+	emit("flushedCount", "Memstore flushes.", prometheus.CounterValue, float64(flushes))
+	emit("compactedCount", "Compactions.", prometheus.CounterValue, float64(compactions))
+	emit("blockedRequestsCount", "Writes that waited for memstore space.", prometheus.CounterValue, float64(blocked))
+	emit("readRequestCount", "Read requests.", prometheus.CounterValue, float64(reads))
+	emit("writeRequestCount", "Write requests.", prometheus.CounterValue, float64(writes))
+	emit("totalRequestCount", "Read and write requests.", prometheus.CounterValue, float64(reads+writes))
+	if s.scanners != nil {
+		emit("openScannerCount", "Open client scanners.", prometheus.GaugeValue, float64(s.scanners.count()))
+	}
+	if s.rpc != nil {
+		st := s.rpc.Stats()
+		emit("numOpenConnections", "Open client connections.", prometheus.GaugeValue, float64(st.OpenConnections))
+		emit("numActiveHandler", "Calls being processed.", prometheus.GaugeValue, float64(st.CallsInFlight))
+		emit("badFrameCount", "Connections closed for a malformed frame.", prometheus.CounterValue, float64(st.BadFrames))
+	}
+	if s.hasCache {
+		for k, v := range s.cache.Stats().Map() {
+			typ := prometheus.GaugeValue
+			if len(k) > 5 && k[len(k)-5:] == "Count" && k != "blockCacheCount" && k != "blockCacheDataBlockCount" {
+				typ = prometheus.CounterValue
+			}
+			emit(k, "Block cache: "+k+".", typ, v)
+		}
+	}
+}
+
+func (s *Server) startInfoServer() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.InfoPort)))
+	if err != nil {
+		return errors.Wrapf(err, "server: listening on hbase.regionserver.info.port %d", s.cfg.InfoPort)
+	}
+	s.infoLn = ln
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write([]byte("RegionKV region server " + s.ServerName() + "\nmetrics: /metrics\n"))
+	})
+	s.info = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.info.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("server: info server failed", "err", err)
+		}
+	}()
+	return nil
+}

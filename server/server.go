@@ -1,0 +1,596 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/blockcache/hfileadapter"
+	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/ipc"
+	"github.com/regionkv/regionkv/region"
+	"github.com/regionkv/regionkv/wal"
+	"google.golang.org/protobuf/proto"
+)
+
+// Server is a region server that is also its own master: it hosts
+// hbase:meta, hbase:namespace and every user region, and serves
+// ClientService and MasterService on one port.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	cache     hfileadapter.Cache
+	hasCache  bool
+	rpc       *ipc.Server
+	ln        net.Listener
+	info      *http.Server
+	infoLn    net.Listener
+	zk        *zkRegistration
+	lockFile  *os.File
+	startCode uint64
+	clusterID string
+	metrics   *metrics
+
+	mu      sync.RWMutex
+	tables  map[string]*table        // by TableName.String()
+	regions map[string]*hostedRegion // by region name
+	encoded map[string]*hostedRegion // by encoded name
+	meta    *hostedRegion
+
+	ddl       sync.Mutex // serializes admin operations
+	lastRegID uint64     // guarded by ddl
+
+	scanners *scannerLeases
+	procs    procedures
+	balancer atomic.Bool
+	closed   atomic.Bool
+	wg       sync.WaitGroup
+}
+
+// table is a table's descriptor and regions.
+type table struct {
+	name     TableName
+	schema   *hbasepb.TableSchema
+	families []region.FamilyOptions
+	state    hbasepb.TableState_State
+	regions  []*hostedRegion // sorted by start key
+}
+
+// hostedRegion is one region of a table, open or not.
+type hostedRegion struct {
+	info  RegionInfo
+	name  []byte
+	table *table
+	dir   string
+	// r is nil while the table is disabled.
+	r atomic.Pointer[region.Region]
+	// Request counters for metrics.
+	reads, writes atomic.Int64
+}
+
+var metaFamilies = []region.FamilyOptions{
+	{Name: "info", MaxVersions: 3, InMemory: true, BlockSize: 8 << 10},
+	{Name: "table", MaxVersions: 3, InMemory: true, BlockSize: 8 << 10},
+}
+
+var namespaceFamilies = []region.FamilyOptions{{Name: "info", MaxVersions: 10, InMemory: true}}
+
+// Meta columns.
+var (
+	famInfo           = []byte("info")
+	famTable          = []byte("table")
+	colRegionInfo     = []byte("regioninfo")
+	colServer         = []byte("server")
+	colServerStart    = []byte("serverstartcode")
+	colSeqnumOpen     = []byte("seqnumDuringOpen")
+	colState          = []byte("state")
+	colSn             = []byte("sn")
+	colNamespaceDescr = []byte("d")
+)
+
+// Start opens the catalog and every enabled table in cfg.DataDir, listens,
+// registers in ZooKeeper (if a quorum is configured) and serves until
+// Shutdown.
+func Start(cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if cfg.DataDir == "" {
+		return nil, errors.New("server: no data directory (hbase.rootdir)")
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, tables: map[string]*table{}, regions: map[string]*hostedRegion{},
+		encoded: map[string]*hostedRegion{}}
+	s.balancer.Store(true)
+	ok := false
+	defer func() {
+		if !ok {
+			s.closeAll()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, errors.Wrap(err, "server: creating data directory")
+	}
+	if err := s.lockDataDir(); err != nil {
+		return nil, err
+	}
+	if cfg.BlockCache.CacheSize() > 0 {
+		c, err := hfileadapter.New(cfg.BlockCache)
+		if err != nil {
+			return nil, errors.Wrap(err, "server: block cache")
+		}
+		s.cache, s.hasCache = c, true
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return nil, errors.Wrapf(err, "server: listening on hbase.regionserver.port %d", cfg.Port)
+	}
+	s.ln = ln
+	s.cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	s.startCode = uint64(time.Now().UnixMilli())
+	if err := s.loadClusterID(); err != nil {
+		return nil, err
+	}
+	if err := s.openCatalog(); err != nil {
+		return nil, err
+	}
+	s.scanners = newScannerLeases(cfg.ScannerTimeout, s.log)
+	s.metrics = newMetrics(s)
+	s.rpc = &ipc.Server{Handler: s, MaxRequestSize: cfg.MaxRequestSize, Logger: s.log}
+	if cfg.InfoPort >= 0 {
+		if err := s.startInfoServer(); err != nil {
+			return nil, err
+		}
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.rpc.Serve(ln); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
+			s.log.Error("server: RPC listener failed", "err", err)
+		}
+	}()
+	if cfg.ZKQuorum != "" {
+		zk, err := registerZK(s)
+		if err != nil {
+			return nil, err
+		}
+		s.zk = zk
+	}
+	ok = true
+	s.log.Info("region server started", "rpc", s.Addr(), "info", s.InfoAddr(), "zookeeper", cfg.ZKQuorum,
+		"dataDir", cfg.DataDir, "tables", len(s.tables))
+	return s, nil
+}
+
+// Addr returns the RPC address clients connect to.
+func (s *Server) Addr() string { return net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)) }
+
+// InfoAddr returns the HTTP address of /metrics, or "" if none.
+func (s *Server) InfoAddr() string {
+	if s.infoLn == nil {
+		return ""
+	}
+	return s.infoLn.Addr().String()
+}
+
+// ServerName returns the server's name as HBase writes it: host,port,startcode.
+func (s *Server) ServerName() string {
+	return s.cfg.Host + "," + strconv.Itoa(s.cfg.Port) + "," + strconv.FormatUint(s.startCode, 10)
+}
+
+func (s *Server) serverNamePB() *hbasepb.ServerName {
+	return &hbasepb.ServerName{HostName: proto.String(s.cfg.Host), Port: proto.Uint32(uint32(s.cfg.Port)),
+		StartCode: proto.Uint64(s.startCode)}
+}
+
+func (s *Server) lockDataDir() error {
+	f, err := os.OpenFile(filepath.Join(s.cfg.DataDir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return errors.Wrap(err, "server: opening lock file")
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return errors.Newf("server: data directory %s is in use by another server", s.cfg.DataDir)
+	}
+	s.lockFile = f
+	return nil
+}
+
+// loadClusterID reads or creates the cluster id (HBase's hbase.id file).
+func (s *Server) loadClusterID() error {
+	p := filepath.Join(s.cfg.DataDir, "hbase.id")
+	if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+		s.clusterID = string(bytes.TrimSpace(b))
+		return nil
+	}
+	var id [16]byte
+	binary.BigEndian.PutUint64(id[:], uint64(time.Now().UnixNano()))
+	binary.BigEndian.PutUint64(id[8:], uint64(os.Getpid())<<32^uint64(time.Now().Nanosecond()))
+	s.clusterID = formatUUID(id)
+	return writeFileAtomic(p, []byte(s.clusterID+"\n"))
+}
+
+func formatUUID(b [16]byte) string {
+	const hexd = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hexd[c>>4], hexd[c&15])
+	}
+	return string(out)
+}
+
+// writeFileAtomic writes p durably: a temporary file, fsync, rename, and
+// an fsync of the directory.
+func writeFileAtomic(p string, b []byte) error {
+	tmp := p + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return errors.Wrapf(err, "writing %s", p)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return errors.Wrapf(err, "writing %s", p)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return errors.Wrapf(err, "syncing %s", p)
+	}
+	if err := f.Close(); err != nil {
+		return errors.Wrapf(err, "writing %s", p)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return errors.Wrapf(err, "publishing %s", p)
+	}
+	return syncDir(filepath.Dir(p))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return errors.Wrapf(err, "syncing directory %s", dir)
+	}
+	defer d.Close()
+	return errors.Wrapf(d.Sync(), "syncing directory %s", dir)
+}
+
+// tableDir is where a table's regions and descriptor live.
+func (s *Server) tableDir(t TableName) string {
+	return filepath.Join(s.cfg.DataDir, "data", t.Namespace, t.Qualifier)
+}
+
+func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) region.Options {
+	o := s.cfg.Region
+	o.Table = ri.Table.String()
+	o.EncodedName = ri.EncodedName()
+	o.Families = fams
+	o.Meta = ri.Table == MetaTableName
+	if s.hasCache {
+		o.BlockCache = s.cache
+	}
+	if ri.Table.System() {
+		// Catalog writes are small and must survive power loss.
+		o.FlushSize = min(o.FlushSize, 16<<20)
+		if o.FlushSize <= 0 {
+			o.FlushSize = 16 << 20
+		}
+	}
+	return o
+}
+
+// openCatalog opens hbase:meta, creates hbase:namespace on a fresh data
+// directory, and loads every table and region that meta lists.
+func (s *Server) openCatalog() error {
+	metaInfo := RegionInfo{Table: MetaTableName, RegionID: 1}
+	mt := &table{name: MetaTableName, schema: systemSchema(MetaTableName, metaFamilies...), families: metaFamilies,
+		state: hbasepb.TableState_ENABLED}
+	hr := &hostedRegion{info: metaInfo, name: metaInfo.RegionName(), table: mt,
+		dir: filepath.Join(s.tableDir(MetaTableName), metaEncodedName)}
+	r, err := region.Open(hr.dir, s.regionOptions(&metaInfo, metaFamilies))
+	if err != nil {
+		return errors.Wrap(err, "server: opening hbase:meta")
+	}
+	hr.r.Store(r)
+	mt.regions = []*hostedRegion{hr}
+	s.meta = hr
+	s.addTableLocked(mt)
+
+	tables, err := s.readMeta()
+	if err != nil {
+		return err
+	}
+	if _, ok := tables[NamespaceTableName.String()]; !ok {
+		if err := s.createTable(context.Background(), systemSchema(NamespaceTableName, namespaceFamilies...), nil); err != nil {
+			return errors.Wrap(err, "server: creating hbase:namespace")
+		}
+		for _, ns := range []string{defaultNamespace, systemNamespace} {
+			if err := s.putNamespace(ns); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range tables {
+		if err := s.loadTable(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// metaTable is what readMeta finds of one table.
+type metaTable struct {
+	name    TableName
+	state   hbasepb.TableState_State
+	regions []RegionInfo
+}
+
+// readMeta scans hbase:meta: table state rows and region rows.
+func (s *Server) readMeta() (map[string]*metaTable, error) {
+	sc, err := s.meta.r.Load().NewScanner(&region.Scan{})
+	if err != nil {
+		return nil, errors.Wrap(err, "server: scanning hbase:meta")
+	}
+	defer sc.Close()
+	out := map[string]*metaTable{}
+	get := func(name TableName) *metaTable {
+		mt := out[name.String()]
+		if mt == nil {
+			mt = &metaTable{name: name}
+			out[name.String()] = mt
+		}
+		return mt
+	}
+	for {
+		res, err := sc.Next()
+		if err != nil {
+			return nil, errors.Wrap(err, "server: scanning hbase:meta")
+		}
+		if res == nil {
+			break
+		}
+		if v := res.Value(famTable, colState); v != nil {
+			var ts hbasepb.TableState
+			t, err := ParseTableName(string(res.Cells[0].Row))
+			if err != nil {
+				return nil, errors.Wrapf(err, "server: hbase:meta row %q", res.Cells[0].Row)
+			}
+			if err := unmarshalPBUF(v, &ts); err != nil {
+				return nil, errors.Wrapf(err, "server: hbase:meta table state of %s", t)
+			}
+			get(t).state = ts.GetState()
+		}
+		if v := res.Value(famInfo, colRegionInfo); v != nil {
+			var pb hbasepb.RegionInfo
+			if err := unmarshalPBUF(v, &pb); err != nil {
+				return nil, errors.Wrapf(err, "server: hbase:meta row %q: regioninfo", res.Cells[0].Row)
+			}
+			ri, err := regionInfoFromPB(&pb)
+			if err != nil {
+				return nil, errors.Wrapf(err, "server: hbase:meta row %q", res.Cells[0].Row)
+			}
+			mt := get(ri.Table)
+			mt.regions = append(mt.regions, ri)
+		}
+	}
+	return out, nil
+}
+
+// loadTable reads a table's descriptor and opens its regions if enabled.
+func (s *Server) loadTable(mt *metaTable) error {
+	b, err := os.ReadFile(filepath.Join(s.tableDir(mt.name), ".tabledesc"))
+	if err != nil {
+		return errors.Wrapf(err, "server: reading the descriptor of %s", mt.name)
+	}
+	schema := &hbasepb.TableSchema{}
+	if err := proto.Unmarshal(b, schema); err != nil {
+		return errors.Wrapf(err, "server: decoding the descriptor of %s", mt.name)
+	}
+	fams, err := tableFamilies(schema)
+	if err != nil {
+		return errors.Wrapf(err, "server: descriptor of %s", mt.name)
+	}
+	t := &table{name: mt.name, schema: schema, families: fams, state: mt.state}
+	sort.Slice(mt.regions, func(i, j int) bool { return bytes.Compare(mt.regions[i].StartKey, mt.regions[j].StartKey) < 0 })
+	for _, ri := range mt.regions {
+		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t,
+			dir: filepath.Join(s.tableDir(mt.name), ri.EncodedName())}
+		t.regions = append(t.regions, hr)
+		s.lastRegID = max(s.lastRegID, ri.RegionID)
+	}
+	switch t.state {
+	case hbasepb.TableState_ENABLED, hbasepb.TableState_ENABLING:
+		if err := s.openRegions(t); err != nil {
+			return err
+		}
+		if t.state == hbasepb.TableState_ENABLING {
+			if err := s.setTableState(t, hbasepb.TableState_ENABLED); err != nil {
+				return err
+			}
+		}
+	case hbasepb.TableState_DISABLING:
+		if err := s.setTableState(t, hbasepb.TableState_DISABLED); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.addTableLocked(t)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) addTableLocked(t *table) {
+	s.tables[t.name.String()] = t
+	for _, hr := range t.regions {
+		s.regions[string(hr.name)] = hr
+		s.encoded[hr.info.EncodedName()] = hr
+	}
+}
+
+// openRegions opens every region of t and records them in meta as served
+// here.
+func (s *Server) openRegions(t *table) error {
+	for _, hr := range t.regions {
+		if hr.r.Load() != nil {
+			continue
+		}
+		r, err := region.Open(hr.dir, s.regionOptions(&hr.info, t.families))
+		if err != nil {
+			return errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), t.name)
+		}
+		hr.r.Store(r)
+		if err := s.putRegionLocation(hr, r.Stats().ReadPoint); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeRegions flushes and closes every region of t.
+func (s *Server) closeRegions(t *table) error {
+	var first error
+	for _, hr := range t.regions {
+		r := hr.r.Swap(nil)
+		if r == nil {
+			continue
+		}
+		s.scanners.closeRegion(hr)
+		if err := r.Close(); err != nil && first == nil {
+			first = errors.Wrapf(err, "server: closing region %s of %s", hr.info.EncodedName(), t.name)
+		}
+		if err := s.metaPut(region.NewPut(hr.name).Add(famInfo, colState, []byte("CLOSED"))); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (s *Server) metaPut(p *region.Put) error {
+	p.Durability = wal.FSyncWAL // the catalog must survive power loss
+	return errors.Wrap(s.meta.r.Load().Put(p), "server: writing hbase:meta")
+}
+
+// putRegionInfo writes a region's info:regioninfo row.
+func (s *Server) putRegionInfo(hr *hostedRegion) error {
+	return s.metaPut(region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())))
+}
+
+// putRegionLocation records that this server serves hr.
+func (s *Server) putRegionLocation(hr *hostedRegion, seq uint64) error {
+	p := region.NewPut(hr.name).
+		Add(famInfo, colServer, []byte(s.cfg.Host+":"+strconv.Itoa(s.cfg.Port))).
+		Add(famInfo, colServerStart, binary.BigEndian.AppendUint64(nil, s.startCode)).
+		Add(famInfo, colSeqnumOpen, binary.BigEndian.AppendUint64(nil, seq)).
+		Add(famInfo, colSn, []byte(s.ServerName())).
+		Add(famInfo, colState, []byte("OPEN"))
+	return s.metaPut(p)
+}
+
+func (s *Server) setTableState(t *table, st hbasepb.TableState_State) error {
+	t.state = st
+	if t.name == MetaTableName {
+		return nil
+	}
+	return s.metaPut(region.NewPut([]byte(t.name.String())).
+		Add(famTable, colState, marshalPBUF(&hbasepb.TableState{State: st.Enum()})))
+}
+
+func (s *Server) putNamespace(ns string) error {
+	nsTable := s.tableByName(NamespaceTableName)
+	if nsTable == nil || len(nsTable.regions) == 0 || nsTable.regions[0].r.Load() == nil {
+		return errors.New("server: hbase:namespace is not open")
+	}
+	d := &hbasepb.NamespaceDescriptor{Name: []byte(ns)}
+	p := region.NewPut([]byte(ns)).Add(famInfo, colNamespaceDescr, marshalPBUF(d))
+	p.Durability = wal.FSyncWAL
+	return errors.Wrap(nsTable.regions[0].r.Load().Put(p), "server: writing hbase:namespace")
+}
+
+func (s *Server) tableByName(t TableName) *table {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tables[t.String()]
+}
+
+// Shutdown stops the server gracefully: it deregisters from ZooKeeper,
+// stops accepting connections and calls, lets calls in flight finish (until
+// ctx ends), closes scanners, flushes and closes every region.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.log.Info("region server shutting down")
+	if s.zk != nil {
+		s.zk.close()
+	}
+	var first error
+	if s.rpc != nil {
+		if err := s.rpc.Shutdown(ctx); err != nil {
+			first = errors.Wrap(err, "server: waiting for calls in flight")
+		}
+	}
+	if s.info != nil {
+		s.info.Close()
+	}
+	s.wg.Wait()
+	if err := s.closeAll(); err != nil && first == nil {
+		first = err
+	}
+	s.log.Info("region server stopped")
+	return first
+}
+
+// closeAll closes whatever Start opened, flushing regions.
+func (s *Server) closeAll() error {
+	if s.info != nil {
+		s.info.Close()
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	if s.scanners != nil {
+		s.scanners.close()
+	}
+	var first error
+	s.mu.Lock()
+	tables := make([]*table, 0, len(s.tables))
+	for _, t := range s.tables {
+		if t.name != MetaTableName {
+			tables = append(tables, t)
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range tables {
+		for _, hr := range t.regions {
+			if r := hr.r.Swap(nil); r != nil {
+				if err := r.Close(); err != nil && first == nil {
+					first = errors.Wrapf(err, "server: closing region %s", hr.info.EncodedName())
+				}
+			}
+		}
+	}
+	if s.meta != nil {
+		if r := s.meta.r.Swap(nil); r != nil {
+			if err := r.Close(); err != nil && first == nil {
+				first = errors.Wrap(err, "server: closing hbase:meta")
+			}
+		}
+	}
+	if s.hasCache {
+		s.cache.Close()
+	}
+	if s.lockFile != nil {
+		s.lockFile.Close()
+	}
+	return first
+}
