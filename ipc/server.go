@@ -294,7 +294,9 @@ func (c *serverConn) serve() {
 			case errors.Is(err, ErrFrameTooBig):
 				s.badFrames.Add(1)
 				log.Warn("ipc: closing connection", "reason", err)
-				// Read what we can of the header to answer the call.
+				// Read what we can of the header to answer the call, but
+				// do not wait long for a client that sent only a length.
+				c.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
 				prefix := make([]byte, min(int(n), 4096))
 				if _, rerr := io.ReadFull(br, prefix); rerr == nil {
 					if id, ok := peekCallID(prefix); ok {
