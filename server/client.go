@@ -73,7 +73,7 @@ func cellPB(kv *encoding.KeyValue) *hbasepb.Cell {
 // get runs a Get on hr.
 func (s *Server) get(hr *hostedRegion, r *region.Region, g *hbasepb.Get, rb *resultBuilder) (*hbasepb.Result, error) {
 	hr.reads.Add(1)
-	if err := checkRow(g.GetRow()); err != nil {
+	if err := hr.checkRowInRegion(g.GetRow()); err != nil {
 		return nil, err
 	}
 	cols, err := columnsFromPB(hr, g.GetColumn())

@@ -22,6 +22,10 @@ const (
 	DefaultScannerTimeout = 60 * time.Second
 )
 
+// FreePort, as Config.Port or Config.InfoPort, listens on a port the
+// system picks (what setting the property to "0" does).
+const FreePort = -2
+
 // Config configures a Server. Set it with Set (HBase's property names), or
 // directly; zero values mean the defaults.
 type Config struct {
@@ -29,9 +33,11 @@ type Config struct {
 	DataDir string
 	// Host is the address to listen on and to advertise (127.0.0.1).
 	Host string
-	// Port is hbase.regionserver.port; InfoPort is
-	// hbase.regionserver.info.port, the HTTP port of /metrics (-1: none).
-	// Port 0 picks a free port.
+	// Port is hbase.regionserver.port (DefaultPort if 0); InfoPort is
+	// hbase.regionserver.info.port, the HTTP port of /metrics
+	// (DefaultInfoPort if 0, none if -1). A zero left in either field means
+	// the default, as an unset HBase property does; to listen on a free
+	// port, Set the property to "0" (or use FreePort).
 	Port, InfoPort int
 	portSet        bool
 	infoPortSet    bool
@@ -158,6 +164,12 @@ func (c Config) withDefaults() Config {
 	}
 	if !c.infoPortSet && c.InfoPort == 0 {
 		c.InfoPort = DefaultInfoPort
+	}
+	if c.Port == FreePort {
+		c.Port = 0
+	}
+	if c.InfoPort == FreePort {
+		c.InfoPort = 0
 	}
 	if c.ZKClientPort == 0 {
 		c.ZKClientPort = DefaultZKClientPort

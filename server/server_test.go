@@ -170,6 +170,13 @@ func TestServerEndToEnd(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	require.Equal(t, classWrongRegion, e.Class)
 
+	// So is a get of a row another region holds (not an empty result).
+	_, err = c.Call(context.Background(), "Get", &hbasepb.GetRequest{Region: regionSpec(regionFor(regions, "a")),
+		Get: &hbasepb.Get{Row: []byte("z")}}, nil, &hbasepb.GetResponse{})
+	e, ok = ipc.AsException(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, classWrongRegion, e.Class)
+
 	// Unknown family, unknown region.
 	kv := encoding.KeyValue{Row: []byte("a"), Family: []byte("nope"), Qualifier: []byte("q"), Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut, Value: []byte("x")}
 	_, err = c.Call(context.Background(), "Mutate", &hbasepb.MutateRequest{Region: regionSpec(regionFor(regions, "a")),

@@ -1,0 +1,345 @@
+package client
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/ipc"
+	"google.golang.org/protobuf/proto"
+)
+
+// procPollMax is the longest wait between two polls of a procedure.
+const procPollMax = 500 * time.Millisecond
+
+// Family describes a column family: its name and HBase's attributes
+// (VERSIONS, TTL, BLOOMFILTER, DATA_BLOCK_ENCODING, COMPRESSION,
+// BLOCKSIZE, IN_MEMORY, ...), as strings.
+type Family struct {
+	Name       string
+	Attributes map[string]string
+}
+
+// TableDescriptor describes a table: HBase's TableDescriptor.
+type TableDescriptor struct {
+	// Name is "namespace:table", or "table" in the default namespace.
+	Name       string
+	Families   []Family
+	Attributes map[string]string
+}
+
+func attrsPB(m map[string]string) []*hbasepb.BytesBytesPair {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*hbasepb.BytesBytesPair
+	for _, k := range keys {
+		out = append(out, &hbasepb.BytesBytesPair{First: []byte(k), Second: []byte(m[k])})
+	}
+	return out
+}
+
+func attrsFromPB(ps []*hbasepb.BytesBytesPair) map[string]string {
+	if len(ps) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(ps))
+	for _, p := range ps {
+		m[string(p.GetFirst())] = string(p.GetSecond())
+	}
+	return m
+}
+
+func (td *TableDescriptor) pb() *hbasepb.TableSchema {
+	ts := &hbasepb.TableSchema{TableName: tableNamePB(td.Name), Attributes: attrsPB(td.Attributes)}
+	for _, f := range td.Families {
+		ts.ColumnFamilies = append(ts.ColumnFamilies,
+			&hbasepb.ColumnFamilySchema{Name: []byte(f.Name), Attributes: attrsPB(f.Attributes)})
+	}
+	return ts
+}
+
+func descriptorFromPB(ts *hbasepb.TableSchema) TableDescriptor {
+	td := TableDescriptor{Name: tableNameString(ts.GetTableName()), Attributes: attrsFromPB(ts.GetAttributes())}
+	for _, cf := range ts.GetColumnFamilies() {
+		td.Families = append(td.Families, Family{Name: string(cf.GetName()), Attributes: attrsFromPB(cf.GetAttributes())})
+	}
+	return td
+}
+
+// masterCall makes a MasterService call, finding the master in ZooKeeper
+// and retrying when it cannot be reached or is not ready.
+func (c *Client) masterCall(ctx context.Context, method string, req, resp proto.Message) error {
+	for attempt := 0; ; attempt++ {
+		addr, err := c.masterAddr(ctx)
+		if err == nil {
+			_, err = c.call(ctx, addr, masterService, method, req, nil, resp)
+		}
+		if err == nil {
+			return nil
+		}
+		k := classify(err)
+		if k != retryServer && k != retryBackoff || attempt >= c.opts.Retries || ctx.Err() != nil {
+			return errors.Wrapf(err, "client: %s", method)
+		}
+		c.handleFailure(err, addr, "")
+		c.log.Debug("client: retrying master call", "method", method, "attempt", attempt+1, "err", err.Error())
+		if berr := c.backoff(ctx, attempt); berr != nil {
+			return errors.Wrapf(errors.CombineErrors(err, berr), "client: %s", method)
+		}
+	}
+}
+
+// waitProcedure polls getProcedureResult until procedure id finishes, and
+// returns its exception, if any, as an *ipc.Exception.
+func (c *Client) waitProcedure(ctx context.Context, op string, id uint64) error {
+	wait := 10 * time.Millisecond
+	for {
+		resp := &hbasepb.GetProcedureResultResponse{}
+		if err := c.masterCall(ctx, "getProcedureResult", &hbasepb.GetProcedureResultRequest{ProcId: proto.Uint64(id)}, resp); err != nil {
+			return errors.Wrapf(err, "client: %s: waiting for procedure %d", op, id)
+		}
+		switch resp.GetState() {
+		case hbasepb.GetProcedureResultResponse_FINISHED:
+			if e := resp.GetException(); e != nil {
+				g := e.GetGenericException()
+				return errors.Wrapf(&ipc.Exception{Class: g.GetClassName(), Message: g.GetMessage()}, "client: %s", op)
+			}
+			return nil
+		case hbasepb.GetProcedureResultResponse_NOT_FOUND:
+			return errors.Newf("client: %s: procedure %d not found", op, id)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Wrapf(ctx.Err(), "client: %s: waiting for procedure %d", op, id)
+		}
+		wait = min(2*wait, procPollMax)
+	}
+}
+
+// runProcedure makes an admin call that starts a procedure and waits for
+// it to finish.
+func (c *Client) runProcedure(ctx context.Context, op, method string, req proto.Message, resp interface {
+	proto.Message
+	GetProcId() uint64
+}) error {
+	if err := c.masterCall(ctx, method, req, resp); err != nil {
+		return errors.Wrapf(err, "client: %s", op)
+	}
+	return c.waitProcedure(ctx, op, resp.GetProcId())
+}
+
+// CreateTable creates a table with one region per range between the split
+// keys (one region if none) and waits until it is enabled.
+func (c *Client) CreateTable(ctx context.Context, td TableDescriptor, splitKeys [][]byte) error {
+	c.regions.invalidate(td.Name)
+	return c.runProcedure(ctx, "create table "+td.Name, "CreateTable",
+		&hbasepb.CreateTableRequest{TableSchema: td.pb(), SplitKeys: splitKeys}, &hbasepb.CreateTableResponse{})
+}
+
+// DisableTable disables a table and waits until it is disabled.
+func (c *Client) DisableTable(ctx context.Context, table string) error {
+	defer c.regions.invalidate(table)
+	return c.runProcedure(ctx, "disable table "+table, "DisableTable",
+		&hbasepb.DisableTableRequest{TableName: tableNamePB(table)}, &hbasepb.DisableTableResponse{})
+}
+
+// EnableTable enables a table and waits until it is enabled.
+func (c *Client) EnableTable(ctx context.Context, table string) error {
+	defer c.regions.invalidate(table)
+	return c.runProcedure(ctx, "enable table "+table, "EnableTable",
+		&hbasepb.EnableTableRequest{TableName: tableNamePB(table)}, &hbasepb.EnableTableResponse{})
+}
+
+// DeleteTable deletes a disabled table.
+func (c *Client) DeleteTable(ctx context.Context, table string) error {
+	defer c.regions.invalidate(table)
+	return c.runProcedure(ctx, "delete table "+table, "DeleteTable",
+		&hbasepb.DeleteTableRequest{TableName: tableNamePB(table)}, &hbasepb.DeleteTableResponse{})
+}
+
+// TruncateTable empties a disabled table, keeping its region boundaries
+// if preserveSplits. As in HBase, the table is left disabled.
+func (c *Client) TruncateTable(ctx context.Context, table string, preserveSplits bool) error {
+	defer c.regions.invalidate(table)
+	return c.runProcedure(ctx, "truncate table "+table, "TruncateTable",
+		&hbasepb.TruncateTableRequest{TableName: tableNamePB(table), PreserveSplits: proto.Bool(preserveSplits)},
+		&hbasepb.TruncateTableResponse{})
+}
+
+// ListTableNames returns the names of the tables matching regex (all if
+// empty) in namespace (all if empty), with the system tables if
+// includeSys.
+func (c *Client) ListTableNames(ctx context.Context, regex string, includeSys bool, namespace string) ([]string, error) {
+	req := &hbasepb.GetTableNamesRequest{IncludeSysTables: proto.Bool(includeSys)}
+	if regex != "" {
+		req.Regex = proto.String(regex)
+	}
+	if namespace != "" {
+		req.Namespace = proto.String(namespace)
+	}
+	resp := &hbasepb.GetTableNamesResponse{}
+	if err := c.masterCall(ctx, "GetTableNames", req, resp); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range resp.GetTableNames() {
+		out = append(out, tableNameString(t))
+	}
+	return out, nil
+}
+
+// TableDescriptors returns the descriptors of the named tables, or of
+// every user table if none is named.
+func (c *Client) TableDescriptors(ctx context.Context, tables ...string) ([]TableDescriptor, error) {
+	req := &hbasepb.GetTableDescriptorsRequest{}
+	for _, t := range tables {
+		req.TableNames = append(req.TableNames, tableNamePB(t))
+	}
+	resp := &hbasepb.GetTableDescriptorsResponse{}
+	if err := c.masterCall(ctx, "GetTableDescriptors", req, resp); err != nil {
+		return nil, err
+	}
+	var out []TableDescriptor
+	for _, ts := range resp.GetTableSchema() {
+		out = append(out, descriptorFromPB(ts))
+	}
+	return out, nil
+}
+
+// TableDescriptor returns the descriptor of one table, or an error that
+// IsException(err, "TableNotFoundException") recognises.
+func (c *Client) TableDescriptor(ctx context.Context, table string) (TableDescriptor, error) {
+	tds, err := c.TableDescriptors(ctx, table)
+	if err != nil {
+		return TableDescriptor{}, err
+	}
+	for _, td := range tds {
+		if normalizeTable(td.Name) == normalizeTable(table) {
+			return td, nil
+		}
+	}
+	return TableDescriptor{}, errors.Wrapf(&ipc.Exception{Class: classTableNotFound, Message: table}, "client: table descriptor")
+}
+
+// TableState is the state of a table; the values are HBase's.
+type TableState int32
+
+// Table states.
+const (
+	TableEnabled   = TableState(hbasepb.TableState_ENABLED)
+	TableDisabled  = TableState(hbasepb.TableState_DISABLED)
+	TableDisabling = TableState(hbasepb.TableState_DISABLING)
+	TableEnabling  = TableState(hbasepb.TableState_ENABLING)
+)
+
+// String returns HBase's name of the state.
+func (s TableState) String() string { return hbasepb.TableState_State(s).String() }
+
+// TableState returns the state of a table.
+func (c *Client) TableState(ctx context.Context, table string) (TableState, error) {
+	resp := &hbasepb.GetTableStateResponse{}
+	if err := c.masterCall(ctx, "GetTableState", &hbasepb.GetTableStateRequest{TableName: tableNamePB(table)}, resp); err != nil {
+		return 0, err
+	}
+	return TableState(resp.GetTableState().GetState()), nil
+}
+
+// ClusterStatus is a summary of HBase's ClusterStatus.
+type ClusterStatus struct {
+	ClusterID string
+	// Master and LiveServers are "host:port".
+	Master      string
+	LiveServers []string
+	// Regions counts the regions online on the live servers.
+	Regions    int
+	BalancerOn bool
+	// Proto is the whole message.
+	Proto *hbasepb.ClusterStatus
+}
+
+// ClusterStatus returns the cluster's status.
+func (c *Client) ClusterStatus(ctx context.Context) (*ClusterStatus, error) {
+	resp := &hbasepb.GetClusterStatusResponse{}
+	if err := c.masterCall(ctx, "GetClusterStatus", &hbasepb.GetClusterStatusRequest{}, resp); err != nil {
+		return nil, err
+	}
+	p := resp.GetClusterStatus()
+	cs := &ClusterStatus{ClusterID: p.GetClusterId().GetClusterId(), BalancerOn: p.GetBalancerOn(), Proto: p}
+	if m := p.GetMaster(); m != nil {
+		cs.Master = hostPort(m.GetHostName(), m.GetPort())
+	}
+	for _, ls := range p.GetLiveServers() {
+		cs.LiveServers = append(cs.LiveServers, hostPort(ls.GetServer().GetHostName(), ls.GetServer().GetPort()))
+		cs.Regions += len(ls.GetServerLoad().GetRegionLoads())
+	}
+	return cs, nil
+}
+
+// SetBalancer turns the balancer on or off and returns its previous
+// state.
+func (c *Client) SetBalancer(ctx context.Context, on bool) (bool, error) {
+	resp := &hbasepb.SetBalancerRunningResponse{}
+	if err := c.masterCall(ctx, "SetBalancerRunning", &hbasepb.SetBalancerRunningRequest{On: proto.Bool(on),
+		Synchronous: proto.Bool(true)}, resp); err != nil {
+		return false, err
+	}
+	return resp.GetPrevBalanceValue(), nil
+}
+
+// MoveRegion asks the master to move the region with the given encoded
+// name (the 32 hex digits at the end of a region name) to another server
+// of its choosing.
+func (c *Client) MoveRegion(ctx context.Context, encodedName string) error {
+	defer c.regions.invalidateAll()
+	return c.masterCall(ctx, "MoveRegion", &hbasepb.MoveRegionRequest{Region: &hbasepb.RegionSpecifier{
+		Type: hbasepb.RegionSpecifier_ENCODED_REGION_NAME.Enum(), Value: []byte(encodedName)}}, &hbasepb.MoveRegionResponse{})
+}
+
+// RegionInfo describes one region of a table as hbase:meta lists it.
+type RegionInfo struct {
+	// Name is the region name, "table,startKey,regionId.encodedName.".
+	Name []byte
+	// EncodedName is the 32 hex digits of Name's end.
+	EncodedName      string
+	StartKey, EndKey []byte
+	// Server is "host:port", "" if the region is not assigned.
+	Server string
+}
+
+// Regions returns the regions of a table, in key order, as hbase:meta
+// lists them now.
+func (c *Client) Regions(ctx context.Context, table string) ([]RegionInfo, error) {
+	c.regions.invalidate(table)
+	locs, err := c.tableRegions(ctx, table)
+	if err != nil {
+		return nil, errors.Wrapf(err, "client: regions of %s", table)
+	}
+	out := make([]RegionInfo, len(locs))
+	for i, l := range locs {
+		out[i] = RegionInfo{Name: l.name, EncodedName: encodedName(l.name), StartKey: l.start, EndKey: l.end, Server: l.addr}
+	}
+	return out, nil
+}
+
+// encodedName returns the encoded name at the end of a region name
+// "table,startKey,regionId.encoded.", or "" for an old-style name.
+func encodedName(name []byte) string {
+	if len(name) < 2 || name[len(name)-1] != '.' {
+		return ""
+	}
+	s := string(name[:len(name)-1])
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return s[i+1:]
+		}
+	}
+	return ""
+}
