@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -85,6 +86,9 @@ type peOptions struct {
 	seed         uint64
 	dir          string
 	cpuProfile   string
+	memProfile   string
+	zk           string // run against this cluster instead of an embedded region
+	presplit     int
 }
 
 // peDefines collects repeated -D key=value flags.
@@ -125,6 +129,9 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	jsonOut := fs.Bool("json", false, "print one JSON object with the results on the last line")
 	seed := fs.Uint64("seed", 0, "random seed for row choice and values (default: from the clock; printed in the summary)")
 	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the clients' run (not the open or final flush) to this `file`, for go tool pprof")
+	memProfile := fs.String("memprofile", "", "write a Go allocation profile (allocs: every allocation since the process started, sampled) to this `file` at the end of the clients' run, for go tool pprof")
+	zk := fs.String("zk", "", "run against the cluster registered in ZooKeeper at `host:port` (table "+peTableName+", created by write commands) instead of an embedded region")
+	presplit := fs.Int("presplit", 0, "with --zk: create "+peTableName+" pre-split into this many regions")
 	dir := fs.String("dir", "", "region directory; reused by later runs (default: a temporary directory, removed at the end)")
 	fs.Bool("nomapred", true, "accepted for compatibility with hbase pe --nomapred: pe always runs its clients in-process")
 	fs.Usage = func() { peUsage(stderr, fs) }
@@ -156,7 +163,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		cmd: lookupPECommand(positional[0]), rows: *rows, valueSize: *valueSize, columns: *columns,
 		duration: *duration, keySpace: *keySpace, distribution: strings.ToLower(*distribution),
 		caching: *caching, cacheBlocks: *cacheBlocks, json: *jsonOut, seed: *seed, dir: *dir, config: defines,
-		cpuProfile: *cpuProfile,
+		cpuProfile: *cpuProfile, memProfile: *memProfile, zk: *zk, presplit: *presplit,
 	}
 	if o.cmd == nil {
 		return bad("unknown command %q", positional[0])
@@ -300,7 +307,12 @@ type peResult struct {
 	interrupted bool
 	rows        int64          // rows the operations read (scan commands)
 	countsRows  bool           // the command reports rows read
+	remote      bool           // ran against a server (--zk): no region stats
 	kinds       []peKindResult // per operation type (YCSB workloads)
+	// Go heap allocation during the clients' run (all goroutines, the
+	// block cache's included): objects, bytes, and GC cycles.
+	mallocs, allocBytes uint64
+	gcCycles            uint32
 }
 
 // peKindResult is the latency of one operation type of a command that
@@ -312,50 +324,64 @@ type peKindResult struct {
 
 // run opens the region, runs the clients and flushes.
 func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, err error) {
-	dir := o.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "regionsrv-pe-"); err != nil {
+	var (
+		store  peStore
+		r      *region.Region
+		cache  *hfileadapter.Cache
+		closed bool
+	)
+	if o.zk != "" {
+		rs, c, err := openRemote(ctx, o.zk, o)
+		if err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(dir)
-	}
-	ro := o.regionOptions()
-	if o.cmd.read {
-		// Read the table as it was written: keep its stored family settings.
-		if _, err := os.Stat(filepath.Join(dir, ".regioninfo")); err == nil {
-			ro.Families = nil
-		}
-	}
-	var cache *hfileadapter.Cache
-	if bc := o.blockCacheOptions(); bc.CacheSize() > 0 {
-		c, err := hfileadapter.New(bc)
-		if err != nil {
-			return nil, errors.Wrap(err, "block cache")
-		}
 		defer c.Close()
-		cache = &c
-		ro.BlockCache = c
-	}
-	r, err := region.Open(dir, ro)
-	if err != nil {
-		return nil, errors.Wrapf(err, "opening the region in %s", dir)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = r.Close() // the run already failed; report that error
-		}
-	}()
-	if o.cmd.read {
-		if st := r.Stats(); st.StoreFiles == 0 && st.MemStoreSize == 0 {
-			if o.dir == "" {
-				return nil, errors.New("no table to read: give the --dir of an earlier write run (e.g. sequentialWrite with the same --rows and NCLIENTS)")
+		rs.timeout = max(rs.timeout, 2*o.duration)
+		store = rs
+	} else {
+		dir := o.dir
+		if dir == "" {
+			if dir, err = os.MkdirTemp("", "regionsrv-pe-"); err != nil {
+				return nil, err
 			}
-			return nil, errors.Newf("the table in %s is empty: run a write command (e.g. sequentialWrite) with the same --dir, --rows and NCLIENTS first", dir)
+			defer os.RemoveAll(dir)
 		}
+		ro := o.regionOptions()
+		if o.cmd.read {
+			// Read the table as it was written: keep its stored family settings.
+			if _, err := os.Stat(filepath.Join(dir, ".regioninfo")); err == nil {
+				ro.Families = nil
+			}
+		}
+		if bc := o.blockCacheOptions(); bc.CacheSize() > 0 {
+			c, err := hfileadapter.New(bc)
+			if err != nil {
+				return nil, errors.Wrap(err, "block cache")
+			}
+			defer c.Close()
+			cache = &c
+			ro.BlockCache = c
+		}
+		if r, err = region.Open(dir, ro); err != nil {
+			return nil, errors.Wrapf(err, "opening the region in %s", dir)
+		}
+		defer func() {
+			if !closed {
+				_ = r.Close() // the run already failed; report that error
+			}
+		}()
+		if o.cmd.read {
+			if st := r.Stats(); st.StoreFiles == 0 && st.MemStoreSize == 0 {
+				if o.dir == "" {
+					return nil, errors.New("no table to read: give the --dir of an earlier write run (e.g. sequentialWrite with the same --rows and NCLIENTS)")
+				}
+				return nil, errors.Newf("the table in %s is empty: run a write command (e.g. sequentialWrite) with the same --dir, --rows and NCLIENTS first", dir)
+			}
+		}
+		store = embeddedStore{r}
 	}
 	t := &peTable{
-		r: r, cmd: o.cmd, valueSize: o.valueSize, durability: o.durability, rows: o.rows,
+		r: store, cmd: o.cmd, valueSize: o.valueSize, durability: o.durability, rows: o.rows,
 		tableRows: o.rows * int64(o.clients), cacheBlocks: o.cacheBlocks,
 		randomCAS: o.keySpace != 0 || o.distribution != distUniform,
 	}
@@ -427,6 +453,8 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		}
 		defer pprof.StopCPUProfile() // if the run fails; stopped below otherwise
 	}
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	start := time.Now()
 	if o.duration > 0 {
 		timer := time.AfterFunc(o.duration, func() { halt("--duration " + o.duration.String() + " reached") })
@@ -446,9 +474,17 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	progressDone := o.progress(stderr, clients, limit)
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	var ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	res.mallocs, res.allocBytes, res.gcCycles = ms1.Mallocs-ms0.Mallocs, ms1.TotalAlloc-ms0.TotalAlloc, ms1.NumGC-ms0.NumGC
 	progressDone()
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
+	}
+	if o.memProfile != "" {
+		if err := writeAllocsProfile(o.memProfile); err != nil {
+			return nil, errors.Wrap(err, "--memprofile")
+		}
 	}
 
 	for _, c := range clients {
@@ -478,6 +514,11 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		res.kinds = append(res.kinds, peKindResult{name: name, hist: h})
 	}
 	res.countsRows = o.cmd.countsRows
+	if r == nil {
+		// A server flushes on its own schedule and owns its block cache.
+		res.remote = true
+		return res, nil
+	}
 	if o.cmd.write {
 		flushStart := time.Now()
 		if err := r.Flush(); err != nil {
@@ -494,6 +535,19 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		return nil, errors.Wrap(err, "closing the region")
 	}
 	return res, nil
+}
+
+// writeAllocsProfile writes the allocs profile to path.
+func writeAllocsProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func newPEHistogram() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(peMaxLatency), 3) }
@@ -600,6 +654,12 @@ type peJSON struct {
 	// types down by type, named as YCSB names them (READ, UPDATE, INSERT,
 	// SCAN, READ-MODIFY-WRITE).
 	OpsByType map[string]peKindJSON `json:"opsByType,omitempty"`
+	// AllocsPerOp and AllocBytesPerOp are the Go heap allocations of the
+	// whole process during the run (runtime.MemStats), per operation;
+	// GCCycles counts the garbage collections during the run.
+	AllocsPerOp     float64 `json:"allocsPerOp"`
+	AllocBytesPerOp float64 `json:"allocBytesPerOp"`
+	GCCycles        uint32  `json:"gcCycles"`
 }
 
 // peKindJSON is one operation type of a mixed command.
@@ -634,6 +694,14 @@ func histLatency(h *hdrhistogram.Histogram) peLatency {
 
 func (r *peResult) opsPerSec() float64 { return r.rate(r.ops) }
 
+// perOp returns n per operation, rounded to 0.1 (0 without operations).
+func (r *peResult) perOp(n uint64) float64 {
+	if r.ops <= 0 {
+		return 0
+	}
+	return math.Round(float64(n)/float64(r.ops)*10) / 10
+}
+
 // rate returns n per second of the run, rounded to 0.1.
 func (r *peResult) rate(n int64) float64 {
 	if r.elapsed <= 0 {
@@ -666,7 +734,11 @@ func (r *peResult) print(w io.Writer, asJSON bool) {
 	if r.flush > 0 {
 		fmt.Fprintf(w, "flush: %.3fs\n", r.flush.Seconds())
 	}
-	fmt.Fprintf(w, "region: %+v\n", r.stats)
+	allocs, bytes := r.perOp(r.mallocs), r.perOp(r.allocBytes)
+	fmt.Fprintf(w, "go heap: %.1f allocations, %.0f bytes per op; %d GC cycles\n", allocs, bytes, r.gcCycles)
+	if !r.remote {
+		fmt.Fprintf(w, "region: %+v\n", r.stats)
+	}
 	if r.blockCache != nil {
 		bc := r.blockCache
 		fmt.Fprintf(w, "block cache: hits %.0f, misses %.0f, hit ratio %.3f, evictions %.0f, size %.0f bytes in %.0f blocks, caching %.0f%% of data blocks\n",
@@ -681,6 +753,7 @@ func (r *peResult) print(w io.Writer, asJSON bool) {
 		Command: r.command, Clients: r.clients, Ops: r.ops,
 		Seconds: math.Round(r.elapsed.Seconds()*1e6) / 1e6, OpsPerSec: r.opsPerSec(),
 		LatencyUs: lat, BlockCache: map[string]any{},
+		AllocsPerOp: allocs, AllocBytesPerOp: bytes, GCCycles: r.gcCycles,
 	}
 	for k, v := range r.blockCache {
 		j.BlockCache[k] = v

@@ -325,7 +325,7 @@ func writePETable(t *testing.T, dir string, rows, clients int) {
 // testClient returns client id of command cmd over r, as a pe run with
 // --rows rows and NCLIENTS clients would set it up.
 func testClient(r *region.Region, cmd string, rows int64, clients, id int) *peClient {
-	t := &peTable{r: r, cmd: lookupPECommand(cmd), families: [][]byte{[]byte("info0")}, qualifiers: [][]byte{[]byte("0")},
+	t := &peTable{r: embeddedStore{r}, cmd: lookupPECommand(cmd), families: [][]byte{[]byte("info0")}, qualifiers: [][]byte{[]byte("0")},
 		valueSize: 20, rows: rows, tableRows: rows * int64(clients), cacheBlocks: true}
 	t.columns = []region.Column{{Family: t.families[0], Qualifier: t.qualifiers[0]}}
 	return &peClient{t: t, id: int64(id), rng: rand.New(rand.NewPCG(1, uint64(id)))}

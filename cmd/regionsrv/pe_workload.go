@@ -120,7 +120,7 @@ var (
 // peTable is what every client shares: the region, the table's shape and
 // the key chooser. It is read-only once the run starts.
 type peTable struct {
-	r          *region.Region
+	r          peStore
 	cmd        *peCommand
 	families   [][]byte // info0, info1, ...
 	qualifiers [][]byte // "0", "1", ...
@@ -148,7 +148,7 @@ type peClient struct {
 	// rowsRead counts the rows that operations read (peCommand.countsRows).
 	rowsRead int64
 	// sc is the scanner of scan and reverseScan, open across operations.
-	sc      *region.Scanner
+	sc      peScanner
 	results []*region.ScanResult
 }
 
