@@ -207,3 +207,27 @@ func TestAdaptiveEndToEnd(t *testing.T) {
 	require.EqualValues(t, 100, st.Map()["cacheDataBlockPercent"])
 	checkInvariants(t, c)
 }
+
+// TestAdmitsAgreesWithAdd: Admits, which a reader asks before reading a
+// block, predicts Add's admission decision, for every kind and percent.
+func TestAdmitsAgreesWithAdd(t *testing.T) {
+	for _, policy := range []Policy{PolicyLRU, PolicyAdaptiveLRU} {
+		o := testOptions(64 << 20)
+		o.Policy = policy
+		c := newTestLRU(t, o)
+		for _, pct := range []int32{100, 73, 1} {
+			if policy == PolicyAdaptiveLRU {
+				c.dataPercent.Store(pct)
+			}
+			for _, kind := range []Kind{KindData, KindIndex, KindBloom, KindOther} {
+				for off := int64(pct) * 1000; off < int64(pct)*1000+200; off++ {
+					k := Key{File: uint64(kind), Offset: off}
+					admits := c.Admits(k, kind)
+					want := policy == PolicyLRU || kind != KindData || pct == 100 || off%100 < int64(pct)
+					require.Equal(t, want, admits, "%s %d %d%% offset %d", policy, kind, pct, off)
+					require.Equal(t, admits, c.Add(k, block(c, 100, 0), kind, false), "%s %d %d%% offset %d", policy, kind, pct, off)
+				}
+			}
+		}
+	}
+}

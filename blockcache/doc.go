@@ -81,4 +81,11 @@
 // like HBase's. While the percent is below 100, a data block whose
 // offset % 100 >= percent is not cached; index, bloom and meta blocks always
 // are.
+//
+// The gain comes from the blocks that are not cached costing nothing to
+// cache: LRU.Admits (hfileadapter's AdmitsDataBlock, an
+// hfile.DataBlockAdmitter) lets the HFile reader ask before it reads a block,
+// so a refused block is never offered (no shard lock, no insert, no
+// eviction), and is read into pooled memory that its iterator reuses
+// instead of a fresh allocation that would become garbage (hfile/pool.go).
 package blockcache

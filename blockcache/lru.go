@@ -337,10 +337,8 @@ func (c *LRU[V]) Contains(k Key) bool {
 //
 // The block gets MEMORY priority if inMemory, else SINGLE.
 func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
-	if kind == KindData && c.adaptive {
-		if p := c.dataPercent.Load(); p != 100 && k.Offset%100 >= int64(p) {
-			return false
-		}
+	if !c.Admits(k, kind) {
+		return false
 	}
 	ms := v.MemSize()
 	if ms > c.maxBlockSize {
@@ -377,6 +375,22 @@ func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
 		c.wakeEviction()
 	}
 	return true
+}
+
+// Admits reports whether adaptive admission lets a block of this kind under
+// k into the cache right now: false only for a data block that Add would
+// decline because of LruAdaptiveBlockCache's cacheDataBlockPercent. A
+// reader asks before it reads a block, so that a block the cache will refuse
+// skips the cache's work, and its memory can be reused once the reader is
+// done with it (it never becomes garbage). Add may still decline a block
+// Admits admits (too large, already cached, cache at its hard limit). It is
+// one atomic load and does not allocate.
+func (c *LRU[V]) Admits(k Key, kind Kind) bool {
+	if kind != KindData || !c.adaptive {
+		return true
+	}
+	p := c.dataPercent.Load()
+	return p == 100 || k.Offset%100 < int64(p)
 }
 
 // EvictFile drops every block of file, as HBase's evictBlocksByHfileName

@@ -221,7 +221,8 @@ func verifyChecksums(raw []byte, h *header, off int64) error {
 
 // Block is one decoded block: its header fields and its uncompressed payload
 // (without header and checksums). Blocks are immutable once built and may be
-// shared through a block cache.
+// shared through a block cache, except pooled blocks, which an Iterator owns
+// and recycles (see pool.go).
 type Block struct {
 	Type       BlockType
 	Offset     int64
@@ -234,6 +235,10 @@ type Block struct {
 	// backing is the size of the allocation Data lives in, which for an
 	// uncompressed block also holds the header, checksums and next header.
 	backing int
+	// buf is the whole pooled buffer of a pooled block (see pool.go); state
+	// is blockHeap, blockPooled or blockReleased.
+	buf   []byte
+	state uint8
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

@@ -43,6 +43,16 @@
 // first key rather than a real key (minor version 3), so a seek can land
 // just before a block's first cell.
 //
+// # Block memory
+//
+// Blocks that a block cache takes (and index, bloom and meta blocks) are
+// ordinary heap memory, immutable and shared. A data block that no cache
+// will take (no cache, Iterator with cacheBlocks false, or refused by a
+// DataBlockAdmitter's admission policy) is read into a pooled buffer that the
+// Iterator owns and recycles once it has moved two blocks on, or on Close:
+// so slices an Iterator returns are valid until it moves, and callers copy
+// what they keep (see pool.go).
+//
 // Every read verifies checksums and bounds; bytes that do not decode are
 // reported as errors marked with encoding.ErrCorruption that name the file
 // and the block offset.

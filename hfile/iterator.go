@@ -8,8 +8,11 @@ import (
 // Iterator walks the cells of one HFile: HBase's HFileScanner. It is
 // positioned by SeekTo, SeekBefore, Reseek or First, then moved with Next.
 //
-// Slices returned by Key, Value and Tags are valid until the iterator moves.
-// An Iterator is not safe for concurrent use; many may share one Reader.
+// Slices returned by Key, Value and Tags are valid until the iterator moves,
+// or is closed. (Data blocks the block cache does not take are pooled, and
+// reused once the iterator is done with them: see pool.go.) Close the
+// iterator when done with it. An Iterator is not safe for concurrent use;
+// many may share one Reader.
 type Iterator struct {
 	r           *Reader
 	cacheBlocks bool
@@ -29,6 +32,27 @@ type Iterator struct {
 	nextBuf     []byte
 	positioned  bool
 	err         error
+	closed      bool
+}
+
+// errClosed is the error of an iterator used after Close.
+var errClosed = errors.New("hfile: iterator closed")
+
+// Close releases the data blocks the iterator holds, and with them every
+// slice it returned. The iterator is unusable afterwards. Close is
+// idempotent.
+func (it *Iterator) Close() {
+	if it.closed {
+		return
+	}
+	it.closed = true
+	it.positioned = false
+	it.err = errClosed
+	if it.other != it.blk {
+		it.other.release()
+	}
+	it.blk.release()
+	it.blk, it.other, it.nextIndexed = nil, nil, nil
 }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
@@ -93,10 +117,19 @@ func (it *Iterator) setBlock(b *Block) error {
 		return nil
 	}
 	if err := it.seeker.Init(b.Data); err != nil {
-		return it.fail(it.wrapBlockErr(err, b))
+		err = it.fail(it.wrapBlockErr(err, b))
+		if b != it.other {
+			b.release()
+		}
+		return err
 	}
-	// The caller sets what it knows of the next block.
+	// The caller sets what it knows of the next block. The previous block
+	// stays (reverse scans step back to it); the one before is dropped.
+	dropped := it.other
 	it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
+	if dropped != nil && dropped != b && dropped != it.other {
+		dropped.release()
+	}
 	return nil
 }
 
@@ -327,15 +360,19 @@ func (it *Iterator) Next() (bool, error) {
 		b := it.other
 		if b == nil || b.Offset != off {
 			var err error
-			if b, err = it.r.readBlock(off, size, it.cacheBlocks); err != nil {
+			if b, err = it.r.iterBlock(off, size, it.cacheBlocks); err != nil {
 				return false, it.fail(err)
 			}
 		}
 		if !b.Type.IsData() {
+			// Never pooled (iterBlock): nothing to release.
 			off, size = off+int64(b.OnDiskSize), b.NextOnDiskSize
 			continue
 		}
 		if err := it.r.checkDataBlock(b, off); err != nil {
+			if b != it.other {
+				b.release()
+			}
 			return false, it.fail(err)
 		}
 		if err := it.setBlock(b); err != nil {

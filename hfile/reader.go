@@ -21,6 +21,17 @@ type Cache interface {
 	CacheBlock(file uint64, offset int64, b *Block, inMemory bool)
 }
 
+// DataBlockAdmitter is implemented by a Cache whose admission policy may
+// refuse data blocks (HBase's LruAdaptiveBlockCache). The reader asks it on a
+// miss, before reading: a data block the cache would refuse is not offered,
+// and is read into pooled memory that the iterator reuses once it is done
+// with the block, so that it costs neither cache work nor garbage.
+type DataBlockAdmitter interface {
+	// AdmitsDataBlock reports whether the cache would now take the data
+	// block at (file, offset). It must be cheap and must not allocate.
+	AdmitsDataBlock(file uint64, offset int64) bool
+}
+
 // ReaderOptions configures a Reader.
 type ReaderOptions struct {
 	// Cache, if set, is consulted before every block read.
@@ -40,6 +51,8 @@ type Reader struct {
 	size int64
 	name string
 	opts ReaderOptions
+	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one.
+	admitter DataBlockAdmitter
 
 	trailer    *Trailer
 	cmp        *encoding.Comparer
@@ -83,6 +96,7 @@ func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
 // given size. name is used in errors.
 func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{f: f, size: size, name: name, opts: opts}
+	r.admitter, _ = opts.Cache.(DataBlockAdmitter)
 	if err := r.open(); err != nil {
 		return nil, errors.Wrapf(err, "hfile %s", name)
 	}
@@ -294,13 +308,45 @@ func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 	return b, nil
 }
 
-// readBlockUncached reads, verifies and decompresses one block. When the
-// size is known it also reads the next block's header, to learn that
-// block's size without another read when scanning forward.
+// readBlockUncached reads, verifies and decompresses one block into fresh
+// memory. When the size is known it also reads the next block's header, to
+// learn that block's size without another read when scanning forward.
 func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
+	return r.readBlockMem(off, onDiskSize, false)
+}
+
+// readBlockMem is readBlockUncached; with pooled, the block lives in pooled
+// memory when it fits (see pool.go) and the caller owns it: it must release
+// it and must not let it reach the cache. A compressed block's on-disk bytes
+// are read into a pooled scratch buffer either way, since they are dropped
+// once decompressed.
+func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block, err error) {
 	limit := r.size - TrailerSize
 	if off < 0 || off+HeaderSize > limit {
 		return nil, encoding.CorruptionErrorf("block offset %d outside the file body (%d bytes)", off, limit)
+	}
+	compressed := r.trailer.CompressionCodec != CompressionNone
+	// b is the pooled block holding raw (uncompressed files), scratch the
+	// pooled buffer holding raw (compressed files).
+	var b, scratch *Block
+	defer func() {
+		scratch.release()
+		if err != nil {
+			b.release()
+		}
+	}()
+	alloc := func(n int) []byte {
+		if compressed {
+			if scratch = getScratch(n); scratch != nil {
+				return scratch.buf[:n]
+			}
+		} else if pooled {
+			var ok bool
+			if b, ok = getPooledBlock(n); ok {
+				return b.buf[:n]
+			}
+		}
+		return make([]byte, n)
 	}
 	var raw []byte
 	if onDiskSize >= HeaderSize && off+int64(onDiskSize) <= limit {
@@ -308,7 +354,7 @@ func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
 		if off+n > limit {
 			n = int64(onDiskSize)
 		}
-		raw = make([]byte, n)
+		raw = alloc(int(n))
 		if _, err := r.f.ReadAt(raw, off); err != nil {
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
@@ -324,7 +370,7 @@ func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
 		if off+int64(h.onDiskSize()) > limit {
 			return nil, encoding.CorruptionErrorf("block at offset %d: size %d runs past the file body", off, h.onDiskSize())
 		}
-		raw = make([]byte, h.onDiskSize())
+		raw = alloc(h.onDiskSize())
 		copy(raw, hb[:])
 		if _, err := r.f.ReadAt(raw[HeaderSize:], off+HeaderSize); err != nil {
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
@@ -345,28 +391,47 @@ func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
 	if err := verifyChecksums(raw, &h, off); err != nil {
 		return nil, err
 	}
-	b := &Block{Type: h.typ, Offset: off, PrevOffset: h.prevOffset, OnDiskSize: h.onDiskSize(), NextOnDiskSize: -1}
+	nextOnDiskSize := -1
 	if len(raw) >= h.onDiskSize()+HeaderSize {
 		if nh, err := decodeHeader(raw[h.onDiskSize():], off+int64(h.onDiskSize())); err == nil {
-			b.NextOnDiskSize = nh.onDiskSize()
+			nextOnDiskSize = nh.onDiskSize()
 		}
 	}
 	payload := raw[HeaderSize:h.onDiskDataSizeWithHdr]
-	if r.trailer.CompressionCodec == CompressionNone {
+	var data []byte
+	backing := 0
+	if !compressed {
 		if len(payload) != int(h.uncompressedSize) {
 			return nil, encoding.CorruptionErrorf("block at offset %d: %d payload bytes, header says %d", off, len(payload), h.uncompressedSize)
 		}
-		b.Data = payload[:len(payload):len(payload)]
-		b.backing = cap(raw)
+		data = payload[:len(payload):len(payload)]
+		backing = cap(raw)
 	} else {
 		if int64(h.uncompressedSize) > maxBlockUncompressed {
 			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)
 		}
-		b.Data, err = r.trailer.CompressionCodec.Decompress(make([]byte, 0, h.uncompressedSize), payload, int(h.uncompressedSize))
+		var dst []byte
+		if pooled {
+			var ok bool
+			if b, ok = getPooledBlock(int(h.uncompressedSize)); ok {
+				dst = b.buf[:0]
+			}
+		}
+		if dst == nil {
+			dst = make([]byte, 0, h.uncompressedSize)
+		}
+		data, err = r.trailer.CompressionCodec.Decompress(dst, payload, int(h.uncompressedSize))
 		if err != nil {
 			return nil, errors.Wrapf(encoding.MarkCorruption(err), "block at offset %d (%s)", off, h.typ)
 		}
+		data = data[:len(data):len(data)]
+		backing = cap(dst)
 	}
+	if b == nil {
+		b = &Block{}
+	}
+	b.Type, b.Offset, b.PrevOffset, b.OnDiskSize, b.NextOnDiskSize = h.typ, off, h.prevOffset, h.onDiskSize(), nextOnDiskSize
+	b.Data, b.backing = data, backing
 	return b, nil
 }
 
@@ -375,13 +440,55 @@ func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
 // up to 1 GiB.
 const maxBlockUncompressed = 1 << 30
 
-// dataBlock loads the data block at off and checks its type and encoding.
+// iterBlock returns the block at off for an Iterator, which expects a data
+// block: from the cache, or read from the file. A data block the cache will
+// not take (no cache, !cacheIt, or refused by the cache's admission policy,
+// asked before reading) is read into pooled memory and not offered to the
+// cache; the iterator owns it and must release it. Any other block (an inline
+// index or bloom block met by Next) is never pooled, and is always offered
+// to the cache, as readBlock does.
+func (r *Reader) iterBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	c := r.opts.Cache
+	if c != nil {
+		if b := c.GetBlock(r.opts.FileID, off); b != nil {
+			return b, nil
+		}
+	}
+	keep := c != nil && cacheIt && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
+	b, err := r.readBlockMem(off, onDiskSize, !keep)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	if !b.Type.IsData() {
+		if b.state == blockPooled {
+			hb := b.clone()
+			b.release()
+			b = hb
+		}
+		keep = c != nil
+	}
+	if keep {
+		c.CacheBlock(r.opts.FileID, off, b, r.opts.InMemory)
+	}
+	return b, nil
+}
+
+// clone returns a heap copy of b.
+func (b *Block) clone() *Block {
+	data := append([]byte(nil), b.Data...)
+	return &Block{Type: b.Type, Offset: b.Offset, PrevOffset: b.PrevOffset, OnDiskSize: b.OnDiskSize,
+		NextOnDiskSize: b.NextOnDiskSize, Data: data, backing: cap(data)}
+}
+
+// dataBlock loads the data block at off for an Iterator (see iterBlock) and
+// checks its type and encoding.
 func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
-	b, err := r.readBlock(off, onDiskSize, cacheIt)
+	b, err := r.iterBlock(off, onDiskSize, cacheIt)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.checkDataBlock(b, off); err != nil {
+		b.release()
 		return nil, err
 	}
 	return b, nil

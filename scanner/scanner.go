@@ -127,8 +127,12 @@ func (s *StoreFileScanner) Peek() *encoding.KeyValue {
 
 func (s *StoreFileScanner) Order() int64 { return s.order }
 
-// Close releases the scanner and runs the release callback, if any.
+// Close releases the scanner, and with it the cells it returned (their
+// blocks may be pooled memory the next read reuses), and runs the release
+// callback, if any.
 func (s *StoreFileScanner) Close() {
+	s.it.Close()
+	s.valid = false
 	if s.release != nil {
 		s.release()
 		s.release = nil

@@ -20,7 +20,10 @@ type Cache struct {
 	*blockcache.LRU[*hfile.Block]
 }
 
-var _ hfile.Cache = Cache{}
+var (
+	_ hfile.Cache             = Cache{}
+	_ hfile.DataBlockAdmitter = Cache{}
+)
 
 // New returns a Cache configured by opts; Close stops its eviction goroutine.
 func New(opts blockcache.Options) (Cache, error) {
@@ -36,6 +39,15 @@ func New(opts blockcache.Options) (Cache, error) {
 func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 	b, _ := c.Get(blockcache.Key{File: file, Offset: offset})
 	return b
+}
+
+// AdmitsDataBlock reports whether the cache's admission policy would take
+// the data block at (file, offset) now (always, unless AdaptiveLRU is
+// skipping it); the reader asks before reading, and reads a block the cache
+// will refuse into reusable memory instead of offering it. It implements
+// hfile.DataBlockAdmitter and does not allocate.
+func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
+	return c.Admits(blockcache.Key{File: file, Offset: offset}, blockcache.KindData)
 }
 
 // CacheBlock offers b to the cache, which may decline it.

@@ -1,0 +1,112 @@
+package hfile
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// Pooled blocks.
+//
+// A data block that the block cache will not take (no cache, a scan that
+// does not cache blocks, or AdaptiveLRU skipping the block's offset) is read
+// into a pooled buffer instead of a fresh allocation, and goes back to the
+// pool when the Iterator that read it no longer needs it. This is the Go
+// side of HBase's LruAdaptiveBlockCache gain: a block read once and thrown
+// away costs neither cache work nor garbage.
+//
+// Lifetime rules:
+//   - A pooled block is owned by exactly one Iterator and never reaches the
+//     block cache or any other caller: Reader.readBlock never returns one,
+//     only the Iterator's own read path does.
+//   - The Iterator keeps it while it is the current or the previous data
+//     block (Iterator.blk, Iterator.other), and releases it when it drops
+//     out of both, or on Iterator.Close. Slices from Key, Value and Tags are
+//     therefore valid until the iterator has moved off the cell's block and
+//     the one after it, or is closed; callers copy what they keep (the
+//     scanner package copies returned cells, rows and seek keys).
+//   - A cached block is never pooled, and release is a no-op for it.
+//
+// Under the race detector released buffers are overwritten (poisonReleased),
+// so a cell that still aliases one reads as garbage in any -race test, and
+// a concurrent read of it is reported as a race.
+
+// Pool size classes: four per power of two, from 4 KiB (exclusive) to 16 MiB;
+// a 64 KiB block (plus a cell, checksums and the next header) takes a 72 KiB
+// buffer. Larger blocks are not pooled.
+const (
+	poolMinLog   = 12 // sizes above 1<<poolMinLog
+	poolMaxLog   = 24 // up to 1<<poolMaxLog
+	poolClasses  = (poolMaxLog - poolMinLog) * 4
+	poolMaxBytes = 1 << poolMaxLog
+)
+
+// blockPools holds *Block values with a buffer of the class's size.
+var blockPools [poolClasses]sync.Pool
+
+// poolClass returns the class of an n-byte buffer and its size; ok is false
+// if n is too large to pool.
+func poolClass(n int) (class, size int, ok bool) {
+	if n > poolMaxBytes {
+		return 0, 0, false
+	}
+	n = max(n, 1<<poolMinLog+1)
+	k := bits.Len(uint(n - 1)) // 1<<(k-1) < n <= 1<<k
+	step := 1 << (k - 3)
+	q := (n + step - 1) / step // 5..8 quarters of 1<<(k-1)
+	return (k-poolMinLog-1)*4 + q - 5, q * step, true
+}
+
+// getPooledBlock returns a zeroed Block, marked pooled, whose buf has room
+// for n bytes; ok is false if n is too large to pool.
+func getPooledBlock(n int) (*Block, bool) {
+	class, size, ok := poolClass(n)
+	if !ok {
+		return nil, false
+	}
+	if v := blockPools[class].Get(); v != nil {
+		b := v.(*Block)
+		b.state = blockPooled
+		return b, true
+	}
+	return &Block{buf: make([]byte, size), state: blockPooled}, true
+}
+
+// Block pool states.
+const (
+	blockHeap     uint8 = iota // an ordinary block: garbage collected, may be cached
+	blockPooled                // from the pool, owned by one iterator
+	blockReleased              // back in the pool: nothing may use it
+)
+
+// release returns a pooled block to its pool; it does nothing for any other
+// block. The caller must hold the only reference to b and its data.
+func (b *Block) release() {
+	if b == nil || b.state != blockPooled {
+		if b != nil && b.state == blockReleased {
+			panic("hfile: pooled block released twice")
+		}
+		return
+	}
+	buf := b.buf
+	if poisonReleased {
+		for i := range buf {
+			buf[i] = 0xDB
+		}
+	}
+	class, _, _ := poolClass(cap(buf))
+	*b = Block{buf: buf[:cap(buf)], state: blockReleased}
+	blockPools[class].Put(b)
+}
+
+// Pooled reports whether b lives in a pooled buffer (for tests and tools).
+func (b *Block) Pooled() bool { return b.state == blockPooled }
+
+// getScratch returns a pooled block used only as a temporary buffer of n
+// bytes (a compressed payload), or nil if n is too large.
+func getScratch(n int) *Block {
+	b, ok := getPooledBlock(n)
+	if !ok {
+		return nil
+	}
+	return b
+}
