@@ -144,24 +144,16 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
 	n, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, bytesPerSec)
 	if err != nil {
-		os.Remove(tmp)
+		s.removeQuietly(tmp)
 		return nil, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.opts.Name)
 	}
 	var out *StoreFile
 	if n > 0 {
-		final := filepath.Join(s.dir, name)
-		if err := os.Rename(tmp, final); err != nil {
-			os.Remove(tmp)
+		if out, err = s.publish(tmp, name); err != nil {
 			return nil, errors.Wrapf(err, "region: publishing compaction of %s", s.opts.Name)
 		}
-		if err := syncDir(s.dir); err != nil {
-			return nil, err
-		}
-		if out, err = s.openFile(final); err != nil {
-			return nil, err
-		}
 	} else {
-		os.Remove(tmp)
+		s.removeQuietly(tmp)
 	}
 	// Swap: readers see either the inputs or the output, never both or neither.
 	s.mu.Lock()
@@ -180,12 +172,12 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	for _, f := range files {
 		// Open scanners keep reading through their reference (an unlinked
 		// file stays readable while open).
-		if err := os.Remove(f.Path); err != nil && !os.IsNotExist(err) {
+		if err := s.fs.Remove(f.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			slog.Warn("region: removing compacted file", "file", f.Path, "err", err)
 		}
 		f.release()
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := syncDir(s.fs, s.dir); err != nil {
 		return out, err
 	}
 	return out, nil
@@ -203,7 +195,7 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 // writeCompacted writes the merged cells of files to path and returns the
 // number of cells written.
 func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, bytesPerSec int64) (int64, error) {
-	f, err := os.Create(path)
+	f, err := s.fs.Create(path)
 	if err != nil {
 		return 0, err
 	}
@@ -342,7 +334,7 @@ func (s *Store) removeCompactedInputs() error {
 	for _, f := range s.files {
 		if gone[filepath.Base(f.Path)] {
 			slog.Info("region: removing a compacted file left by a crash", "file", f.Path)
-			if err := os.Remove(f.Path); err != nil {
+			if err := s.fs.Remove(f.Path); err != nil {
 				return errors.Wrap(err, "region: removing compacted file")
 			}
 			f.release()
@@ -351,7 +343,7 @@ func (s *Store) removeCompactedInputs() error {
 		kept = append(kept, f)
 	}
 	s.files = kept
-	return syncDir(s.dir)
+	return syncDir(s.fs, s.dir)
 }
 
 // Compact compacts every store: all its files with major, else the files

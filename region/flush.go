@@ -59,10 +59,18 @@ func (r *Region) flusher() {
 // Flush writes every memstore to a new store file, publishes the files and
 // drops the WAL segments they make redundant. Writes continue during the
 // flush (into fresh memstores); only the snapshot step excludes them.
+//
+// If a flush fails (a full disk, say), the memstore snapshot it was writing
+// stays in memory, readable and still covered by the WAL, and the next
+// flush writes that same snapshot first, then (in the same call) what
+// arrived since.
 func (r *Region) Flush() error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	err := r.flush()
+	retried, err := r.flush()
+	if err == nil && retried {
+		_, err = r.flush()
+	}
 	if err != nil {
 		r.flushErr.Store(&err)
 	} else {
@@ -72,20 +80,31 @@ func (r *Region) Flush() error {
 	return err
 }
 
-func (r *Region) flush() error {
+// flush flushes once; retried reports that it flushed a snapshot left by a
+// failed flush (so newer cells may still be in the active segments).
+func (r *Region) flush() (retried bool, _ error) {
 	if r.closed.Load() {
-		return ErrClosed
+		return false, ErrClosed
 	}
 	start := time.Now()
 	// With the updates lock held no mutation is between its WAL append
 	// and its memstore insert, so every sequence id up to the write point
-	// is in a memstore (now a snapshot) or already in a file.
+	// is in a memstore (now a snapshot) or already in a file. A snapshot
+	// left by a failed flush holds only what was written before that
+	// flush: it keeps the sequence id it was taken at, and the WAL is
+	// pruned only below the smallest of the stores' ids.
 	r.updates.Lock()
 	snaps := make([]*memstore.Snapshot, len(r.stores))
+	seqs := make([]encoding.SeqNum, len(r.stores))
+	writePoint := encoding.SeqNum(r.mvcc.WritePoint())
+	flushSeq := writePoint
 	for i, s := range r.stores {
 		snaps[i] = s.mem.Snapshot()
+		var old bool
+		seqs[i], old = s.snapshotSeq(snaps[i], writePoint)
+		retried = retried || old
+		flushSeq = min(flushSeq, seqs[i])
 	}
-	flushSeq := encoding.SeqNum(r.mvcc.WritePoint())
 	r.updates.Unlock()
 
 	tmp := filepath.Join(r.dir, ".tmp")
@@ -93,9 +112,9 @@ func (r *Region) flush() error {
 	files := 0
 	for i, s := range r.stores {
 		size := snaps[i].Segment.Size().DataSize
-		sf, err := s.flushSnapshot(snaps[i], flushSeq, tmp)
+		sf, err := s.flushSnapshot(snaps[i], seqs[i], tmp)
 		if err != nil {
-			return errors.Wrapf(err, "region %s: flush", r.dir)
+			return retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.opts.Name, size)
 		}
 		r.memSize.Add(-size)
 		flushed += size
@@ -105,12 +124,12 @@ func (r *Region) flush() error {
 	}
 	// Everything up to flushSeq is in store files now.
 	if files > 0 || flushed > 0 {
-		if err := r.wal.Roll(); err != nil {
-			return errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
+		if err := r.rollWAL(); err != nil {
+			return retried, errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
 		}
 	}
 	if _, err := r.wal.Prune(uint64(flushSeq)); err != nil {
-		return errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
+		return retried, errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
 	}
 	if files > 0 {
 		r.requestCompaction()
@@ -118,5 +137,21 @@ func (r *Region) flush() error {
 		r.stats.flushedBytes.Add(flushed)
 		slog.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
 	}
-	return nil
+	return retried, nil
+}
+
+// rollWAL rolls the WAL; a broken WAL is reset instead, which also starts
+// a new segment.
+func (r *Region) rollWAL() error {
+	if !r.walBroken.Load() {
+		err := r.wal.Roll()
+		if err == nil {
+			return nil
+		}
+		r.noteWALError()
+		if !r.walBroken.Load() {
+			return err
+		}
+	}
+	return r.resetWAL()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/wal"
 )
 
@@ -118,6 +119,12 @@ type Options struct {
 	BlockCache hfile.Cache
 	// Now returns the current time (for timestamps and TTL); time.Now if nil.
 	Now func() time.Time
+	// FS is the filesystem every file of the region (store files, their
+	// temporary files, .regioninfo, the WAL) is read and written through;
+	// vfs.Default if nil. Tests substitute internal/vfs/errorfs to inject
+	// faults. The directory lock (<dir>/.lock) is always taken on the
+	// operating system's filesystem.
+	FS vfs.FS
 }
 
 // SetConfig applies HBase configuration properties by name, as
@@ -230,6 +237,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	if o.Table == "" {
 		o.Table = "default"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/mvcc"
 	"github.com/regionkv/regionkv/wal"
 )
@@ -29,14 +30,18 @@ import (
 type Region struct {
 	dir  string
 	opts Options
+	fs   vfs.FS
 	cmp  *encoding.Comparer
 
 	stores   []*Store // sorted by family name
 	byFamily map[string]*Store
 
-	mvcc  *mvcc.Control
-	wal   *wal.Writer
-	locks rowLocks
+	mvcc *mvcc.Control
+	// walBroken is set when a WAL call failed and the writer may be
+	// broken; resetWAL revives it.
+	wal       *wal.Writer
+	walBroken atomic.Bool
+	locks     rowLocks
 	// updates is HBase's updatesLock: mutations hold it shared from WAL
 	// append to memstore insert, a flush takes it exclusively to snapshot.
 	updates sync.RWMutex
@@ -114,20 +119,21 @@ type descriptor struct {
 // replays the WAL above what they hold, and starts accepting writes.
 func Open(dir string, o Options) (*Region, error) {
 	opts := o.withDefaults()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fs := opts.FS
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "region: open")
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := loadDescriptor(dir, opts)
+	desc, err := loadDescriptor(fs, dir, opts)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	r := &Region{
-		dir: dir, opts: opts, cmp: encoding.InnerStoreComparer,
+		dir: dir, opts: opts, fs: fs, cmp: encoding.InnerStoreComparer,
 		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
 		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
 		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
@@ -138,16 +144,16 @@ func Open(dir string, o Options) (*Region, error) {
 		r.cmp = encoding.MetaComparer
 	}
 	tmp := filepath.Join(dir, ".tmp")
-	if err := os.RemoveAll(tmp); err != nil {
+	if err := vfs.RemoveAll(fs, tmp); err != nil {
 		lock.Close()
 		return nil, errors.Wrap(err, "region: clearing .tmp")
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	if err := fs.MkdirAll(tmp, 0o755); err != nil {
 		lock.Close()
 		return nil, errors.Wrap(err, "region: open")
 	}
 	for _, f := range desc.Families {
-		s, err := openStore(filepath.Join(dir, f.Name), f, r.cmp, opts.BlockCache)
+		s, err := openStore(fs, filepath.Join(dir, f.Name), f, r.cmp, opts.BlockCache)
 		if err != nil {
 			r.closeStores()
 			lock.Close()
@@ -166,15 +172,15 @@ func Open(dir string, o Options) (*Region, error) {
 	return r, nil
 }
 
-func loadDescriptor(dir string, opts Options) (*descriptor, error) {
+func loadDescriptor(fs vfs.FS, dir string, opts Options) (*descriptor, error) {
 	path := filepath.Join(dir, descriptorFile)
 	var stored *descriptor
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := vfs.ReadFile(fs, path); err == nil {
 		stored = &descriptor{}
 		if err := json.Unmarshal(b, stored); err != nil {
 			return nil, errors.Wrapf(err, "region: reading %s", path)
 		}
-	} else if !os.IsNotExist(err) {
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Wrap(err, "region: open")
 	}
 	desc := &descriptor{Table: opts.Table, Meta: opts.Meta}
@@ -217,13 +223,13 @@ func loadDescriptor(dir string, opts Options) (*descriptor, error) {
 		return nil, errors.Wrap(err, "region: descriptor")
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := vfs.WriteFile(fs, tmp, b); err != nil {
 		return nil, errors.Wrap(err, "region: writing descriptor")
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fs.Rename(tmp, path); err != nil {
 		return nil, errors.Wrap(err, "region: writing descriptor")
 	}
-	return desc, syncDir(dir)
+	return desc, syncDir(fs, dir)
 }
 
 // recover replays the WAL into the memstores and opens the WAL for writing.
@@ -238,8 +244,8 @@ func (r *Region) recover() error {
 		maxSeq = max(maxSeq, m)
 		minFlushed = min(minFlushed, m)
 	}
-	if _, err := os.Stat(walDir); err == nil {
-		stats, err := wal.Replay(walDir, uint64(minFlushed), func(key *wal.Key, edit *wal.Edit) error {
+	if _, err := r.fs.Stat(walDir); err == nil {
+		stats, err := wal.ReplayFS(r.fs, walDir, uint64(minFlushed), func(key *wal.Key, edit *wal.Edit) error {
 			seq := encoding.SeqNum(key.SeqNum)
 			maxSeq = max(maxSeq, seq)
 			for i := range edit.Cells {
@@ -265,12 +271,82 @@ func (r *Region) recover() error {
 		}
 	}
 	r.mvcc = mvcc.New(uint64(maxSeq))
-	w, err := wal.Open(walDir, wal.Options{RollSize: r.opts.WALRollSize})
+	w, err := wal.Open(walDir, r.walOptions())
 	if err != nil {
 		return errors.Wrapf(err, "region %s: opening the WAL", r.dir)
 	}
 	r.wal = w
 	return nil
+}
+
+func (r *Region) walOptions() wal.Options {
+	return wal.Options{FS: r.fs, RollSize: r.opts.WALRollSize}
+}
+
+// ErrWALFailed is in the chain of the error of a write refused because the
+// WAL failed earlier (a failed write or fsync of a segment) and could not be
+// reset yet: the region takes no writes until the WAL works again. Reads go
+// on. The error wraps the cause too (errors.Is(err, syscall.ENOSPC) holds
+// for a full disk).
+var ErrWALFailed = errors.New("region: WAL failed")
+
+// walFailedError is ErrWALFailed with its cause: errors.Is finds both
+// (with the standard library's errors.Is too).
+type walFailedError struct{ err error }
+
+func (e *walFailedError) Error() string        { return e.err.Error() }
+func (e *walFailedError) Unwrap() error        { return e.err }
+func (e *walFailedError) Is(target error) bool { return target == ErrWALFailed }
+
+// checkWAL makes sure the WAL works before a write: if a WAL call failed,
+// it resets the WAL (see resetWAL) and returns the error if it cannot.
+func (r *Region) checkWAL() error {
+	if !r.walBroken.Load() {
+		return nil
+	}
+	return r.resetWAL()
+}
+
+// resetWAL revives a WAL broken by a failed write, fsync or roll, once the
+// cause is gone (wal.Writer.Reset): the failed entries, none of them
+// acknowledged and none of them in a memstore, are cut from the log, so
+// that no replay brings them back, and a new segment starts. It holds the
+// updates lock exclusively, so no mutation is between its WAL append and
+// its memstore insert. While it fails, writes fail with its error
+// (ErrWALFailed, wrapping the cause).
+//
+// HBase aborts the region server when the WAL cannot be synced or rolled,
+// and the regions are reopened elsewhere from the WAL. We keep the region
+// open for reads and refuse writes until the WAL works again; everything
+// acknowledged is in the memstores and the WAL (or store files) throughout.
+func (r *Region) resetWAL() error {
+	r.updates.Lock()
+	defer r.updates.Unlock()
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if !r.walBroken.Load() {
+		return nil
+	}
+	cause := r.wal.Err()
+	if cause == nil {
+		r.walBroken.Store(false)
+		return nil
+	}
+	if err := r.wal.Reset(); err != nil {
+		return &walFailedError{errors.Wrapf(err, "region %s: writes refused until the WAL can be reset", r.dir)}
+	}
+	r.walBroken.Store(false)
+	slog.Warn("region: WAL reset after a failure; writes resume", "region", r.dir, "cause", cause.Error())
+	return nil
+}
+
+// noteWALError records that a WAL call failed, so that the next write or
+// flush resets the WAL first.
+func (r *Region) noteWALError() {
+	if r.wal.Err() != nil {
+		r.walBroken.Store(true)
+	}
 }
 
 // Families returns the families' options.
@@ -327,7 +403,15 @@ func (r *Region) Close() error {
 		close(r.stop)
 		<-r.bgDone
 		<-r.compactDone
-		werr := r.wal.Close()
+		var werr error
+		if r.wal.Err() != nil {
+			// Cut the failed (never acknowledged) entries from the log
+			// before closing it, or a reopen would replay them.
+			werr = r.wal.Reset()
+		}
+		if cerr := r.wal.Close(); werr == nil {
+			werr = cerr
+		}
 		r.closeStores()
 		r.lock.Close()
 		err = errors.CombineErrors(ferr, werr)

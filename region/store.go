@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/memstore"
 	"github.com/regionkv/regionkv/scanner"
 )
@@ -39,6 +41,7 @@ type StoreFile struct {
 	// stays readable for the scanners that still use it.
 	refs  atomic.Int32
 	cache hfile.Cache
+	file  vfs.File // what Reader reads; closed with it
 }
 
 func (f *StoreFile) acquire() { f.refs.Add(1) }
@@ -46,6 +49,7 @@ func (f *StoreFile) acquire() { f.refs.Add(1) }
 func (f *StoreFile) release() {
 	if f.refs.Add(-1) == 0 {
 		f.Reader.Close()
+		f.file.Close()
 		// Ids are never reused: drop the file's blocks now rather than
 		// letting them age out of the cache.
 		if c, ok := f.cache.(interface{ EvictFile(uint64) int }); ok {
@@ -65,6 +69,7 @@ var fileIDs atomic.Uint64
 type Store struct {
 	opts  FamilyOptions
 	dir   string
+	fs    vfs.FS
 	cmp   *encoding.Comparer
 	mem   *memstore.MemStore
 	cache hfile.Cache
@@ -76,22 +81,41 @@ type Store struct {
 	files []*StoreFile // oldest first
 
 	compactMu sync.Mutex // one compaction at a time
+
+	// The snapshot a failed flush left behind and the sequence id it was
+	// taken at: a retry flushes the same snapshot and must record that id,
+	// not the region's current write point (which covers writes that are
+	// only in the active segment). Guarded by the region's flushMu.
+	snapID  uint64
+	snapSeq encoding.SeqNum
 }
 
-func openStore(dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfile.Cache) (*Store, error) {
-	s := &Store{opts: opts, dir: dir, cmp: cmp, mem: memstore.New(cmp), cache: cache}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// snapshotSeq returns the sequence id a flush of snap covers, writePoint if
+// snap was taken now, and whether snap is one a failed flush left.
+//
+// REQUIRES: the region's flushMu and updates lock are held.
+func (s *Store) snapshotSeq(snap *memstore.Snapshot, writePoint encoding.SeqNum) (encoding.SeqNum, bool) {
+	if snap.ID == s.snapID && s.snapID != 0 {
+		return s.snapSeq, true
+	}
+	s.snapID, s.snapSeq = snap.ID, writePoint
+	return writePoint, false
+}
+
+func openStore(fs vfs.FS, dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfile.Cache) (*Store, error) {
+	s := &Store{opts: opts, dir: dir, fs: fs, cmp: cmp, mem: memstore.New(cmp), cache: cache}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
 	}
-	ents, err := os.ReadDir(dir)
+	names, err := fs.List(dir)
 	if err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
 	}
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), storeFileSuffix) {
+	for _, name := range names {
+		if !strings.HasSuffix(name, storeFileSuffix) {
 			continue
 		}
-		sf, err := s.openFile(filepath.Join(dir, e.Name()))
+		sf, err := s.openFile(filepath.Join(dir, name))
 		if err != nil {
 			s.close()
 			return nil, err
@@ -108,11 +132,21 @@ func openStore(dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfi
 
 func (s *Store) openFile(path string) (*StoreFile, error) {
 	id := fileIDs.Add(1)
-	r, err := hfile.OpenFile(path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory})
+	f, err := s.fs.Open(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
 	}
-	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "region: store %s: %s", s.opts.Name, path)
+	}
+	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory})
+	if err != nil {
+		f.Close()
+		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
+	}
+	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: f}
 	sf.refs.Store(1)
 	if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
 		sf.MaxSeq = encoding.SeqNum(v)
@@ -217,20 +251,12 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	name := newFileName()
 	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
 	if err := s.writeFile(tmp, snap, flushSeq); err != nil {
-		os.Remove(tmp)
+		s.removeQuietly(tmp)
 		return nil, err
 	}
-	final := filepath.Join(s.dir, name)
-	if err := os.Rename(tmp, final); err != nil {
-		os.Remove(tmp)
-		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.opts.Name)
-	}
-	if err := syncDir(s.dir); err != nil {
-		return nil, err
-	}
-	sf, err := s.openFile(final)
+	sf, err := s.publish(tmp, name)
 	if err != nil {
-		return nil, err
+		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.opts.Name)
 	}
 	s.mu.Lock()
 	s.files = append(s.files, sf)
@@ -239,8 +265,39 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	return sf, err
 }
 
+// publish moves the finished file tmp into the store directory as name,
+// makes that durable and opens it. If any step fails, it removes what it
+// left (best effort), so that a retry does not leave two files holding the
+// same cells; the caller still has the cells (in a memstore snapshot or in
+// the compaction's inputs).
+func (s *Store) publish(tmp, name string) (*StoreFile, error) {
+	final := filepath.Join(s.dir, name)
+	if err := s.fs.Rename(tmp, final); err != nil {
+		s.removeQuietly(tmp)
+		return nil, err
+	}
+	err := syncDir(s.fs, s.dir)
+	var sf *StoreFile
+	if err == nil {
+		sf, err = s.openFile(final)
+	}
+	if err != nil {
+		s.removeQuietly(final)
+		return nil, err
+	}
+	return sf, nil
+}
+
+// removeQuietly removes path, logging a failure: it cleans up after an
+// error that is being returned.
+func (s *Store) removeQuietly(path string) {
+	if err := s.fs.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		slog.Warn("region: removing a file after a failure", "file", path, "err", err)
+	}
+}
+
 func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum) error {
-	f, err := os.Create(path)
+	f, err := s.fs.Create(path)
 	if err != nil {
 		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
 	}
@@ -303,14 +360,6 @@ func newFileName() string {
 	return hex.EncodeToString(b[:]) + storeFileSuffix
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return errors.Wrapf(err, "region: syncing %s", dir)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return errors.Wrapf(err, "region: syncing %s", dir)
-	}
-	return nil
+func syncDir(fs vfs.FS, dir string) error {
+	return errors.Wrapf(vfs.SyncDir(fs, dir), "region: syncing %s", dir)
 }

@@ -60,7 +60,12 @@ func sortedUnique(rows []string) []string {
 // checkResources blocks a write while the memstores are over the blocking
 // limit, as HBase's HRegion.checkResources does, so memory stays bounded
 // when flushes fall behind.
+//
+// It first makes sure the WAL works (see resetWAL).
 func (r *Region) checkResources() error {
+	if err := r.checkWAL(); err != nil {
+		return err
+	}
 	limit := r.opts.FlushSize * int64(r.opts.BlockingMultiplier)
 	if r.memSize.Load() <= limit {
 		return nil
@@ -145,8 +150,12 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 		walErr = r.wal.Sync(txid, dur)
 	}
 	if walErr != nil {
-		// Every begun entry must complete, or the read point stalls.
+		// Every begun entry must complete, or the read point stalls. The
+		// cells are not in the memstore and were not acknowledged; a
+		// broken WAL is reset (cutting them from the log) before the
+		// next write.
 		r.mvcc.Complete(e)
+		r.noteWALError()
 		return nil, errors.Wrapf(walErr, "region %s: WAL", r.dir)
 	}
 	var added int64

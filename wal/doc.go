@@ -61,11 +61,15 @@
 // # Failure
 //
 // A failed write, fsync or roll is returned to every caller waiting on it
-// and to every later call: the writer is broken until it is closed and the
-// WAL opened again, never acknowledging an entry it could not make durable.
-// As in HBase, a failed entry's outcome is unknown (it may be replayed), so
-// the region should treat a WAL failure as fatal for the region, like
-// HBase's abort on sync failure.
+// and to every later call: the writer is broken, never acknowledging an
+// entry it could not make durable, and no later fsync is taken to cover
+// bytes an earlier one failed on. Writer.Reset revives it once the cause is
+// gone: it truncates the active segment to its last successful write (so
+// the failed entries, none of them acknowledged, are not replayed) and
+// starts a new segment; Writer.Err tells whether it is broken. Without a
+// Reset, a failed entry's outcome is unknown (closing and reopening the WAL
+// may replay it), as in HBase, which rolls the WAL on a failed sync and
+// aborts the region server when it cannot.
 //
 // # Segment files
 //

@@ -100,6 +100,14 @@ func (fs memFS) List(string) ([]string, error) {
 	return names, nil
 }
 
+func (fs memFS) Stat(name string) (os.FileInfo, error) {
+	b, ok := fs[name]
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	return memInfo{name: name, size: int64(len(b))}, nil
+}
+
 func (memFS) Create(string) (vfs.File, error)    { return nil, os.ErrPermission }
 func (memFS) OpenDir(string) (vfs.File, error)   { return nil, os.ErrPermission }
 func (memFS) Remove(string) error                { return os.ErrPermission }

@@ -90,6 +90,11 @@ type SegmentInfo struct {
 	Active bool
 }
 
+type lostRange struct {
+	from, through uint64
+	err           error
+}
+
 type segment struct {
 	num    uint64
 	path   string
@@ -145,8 +150,12 @@ type Writer struct {
 		rollReq, rollDone uint64
 		closing           bool
 		// err is sticky: once a write, sync or roll fails, every call
-		// that is not already satisfied returns it.
-		err    error
+		// that is not already satisfied returns it, until Reset.
+		err error
+		// lost are the txids that Reset dropped unwritten (or whose
+		// bytes it truncated away), with the error that lost them: a
+		// Sync of one of them must fail, not see written ≥ txid.
+		lost   []lostRange
 		active segment
 		closed []segment // older segments, oldest first
 	}
@@ -338,9 +347,10 @@ func (w *Writer) asyncFlushDue() {
 // If the write or fsync that would serve txid fails, Sync returns that error
 // to every caller it would have served and the writer is broken: every later
 // Append, Roll and unsatisfied Sync returns the same error, until the WAL is
-// closed and opened again. An entry for which Sync returned an error was not
-// acknowledged, but it may still be in the log and be replayed after a
-// restart (as after any crash): its outcome is unknown.
+// closed and opened again, or revived by Reset. An entry for which Sync
+// returned an error was not acknowledged; if the writer is closed and the
+// WAL opened again without a Reset, it may still be in the log and be
+// replayed (as after any crash): its outcome is unknown. Reset removes it.
 func (w *Writer) Sync(txid uint64, d Durability) error {
 	if d == SkipWAL {
 		return nil
@@ -349,6 +359,11 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 	defer w.mu.Unlock()
 	if txid > w.mu.appended {
 		return errors.AssertionFailedf("wal: Sync of txid %d, but only %d appended", txid, w.mu.appended)
+	}
+	for _, l := range w.mu.lost {
+		if l.from <= txid && txid <= l.through {
+			return l.err
+		}
 	}
 	switch d {
 	case AsyncWAL:
@@ -439,6 +454,79 @@ func (w *Writer) Prune(flushedSeq uint64) (int, error) {
 		}
 	}
 	return len(victims), err
+}
+
+// Err returns the error that broke the writer (see Sync), or nil if it is
+// not broken.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mu.err
+}
+
+// Reset revives a broken writer, once the cause of the failure (a full
+// disk, say) is gone. It truncates the active segment to the bytes of its
+// last successful write, so that the entries whose write or fsync failed
+// are not in the log (no caller was told they were durable: each got the
+// error), fsyncs it, and starts a new segment. It drops the entries
+// appended but not yet written: a Sync of any of them, or of an entry whose
+// bytes it truncated, returns the error that broke the writer. Entries
+// appended after Reset go to the new segment and are synced afresh, so no
+// later Sync can vouch for bytes from before the failure that were never
+// made durable.
+//
+// Entries acknowledged before the failure stay in the log: FSyncWAL ones
+// were fsync'd by an fsync that succeeded; SyncWAL ones (written, not
+// fsync'd) are as safe as the operating system kept them (after a failed
+// fsync, Linux may have dropped dirty pages of the file: SyncWAL never
+// promised to survive that). AsyncWAL entries among the dropped ones were
+// acknowledged without waiting: they are lost from the log, as on a crash.
+//
+// If Reset fails (the fault persists), the writer stays broken and Reset
+// may be called again. It returns nil at once if the writer is not broken,
+// and ErrClosed after Close.
+//
+// HBase rolls the WAL when a sync fails and aborts the region server when
+// it cannot; Reset is the roll, and the region decides when to call it.
+func (w *Writer) Reset() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mu.closing {
+		return ErrClosed
+	}
+	cause := w.mu.err
+	if cause == nil {
+		return nil
+	}
+	// While the writer is broken the flush goroutine does no I/O, and it
+	// looks at nothing without w.mu: holding it, Reset owns the file.
+	if w.file != nil {
+		_ = w.file.Close()
+		w.file = nil
+	}
+	old := w.mu.active
+	if err := w.truncate(old.path, old.size); err != nil {
+		return errors.Wrapf(err, "wal: reset after %v", cause)
+	}
+	f, seg, err := w.createSegment(old.num + 1)
+	if err != nil {
+		return errors.Wrapf(err, "wal: reset after %v", cause)
+	}
+	w.file = f
+	if w.mu.appended > w.mu.written {
+		w.mu.lost = append(w.mu.lost, lostRange{from: w.mu.written + 1, through: w.mu.appended, err: cause})
+	}
+	w.mu.written, w.mu.synced = w.mu.appended, w.mu.appended
+	w.mu.pending, w.mu.pendingMaxSeq, w.mu.asyncDue = w.mu.pending[:0], 0, false
+	// old.maxSeq may count dropped entries: that only keeps it from
+	// Prune a little longer.
+	w.mu.closed = append(w.mu.closed, old)
+	w.mu.active = seg
+	w.mu.err = nil
+	w.opts.Logger.Warn("wal: reset after a failure: truncated the active segment to its last good write and started a new one",
+		"segment", old.path, "size", old.size, "cause", cause.Error())
+	w.done.Broadcast()
+	return nil
 }
 
 // Segments returns the segments the writer tracks, oldest first; the last

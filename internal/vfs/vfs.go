@@ -52,6 +52,76 @@ type FS interface {
 	List(dir string) ([]string, error)
 	// MkdirAll creates dir and any missing parents.
 	MkdirAll(dir string, perm os.FileMode) error
+	// Stat returns the named file's or directory's metadata. A missing
+	// file's error satisfies errors.Is(err, os.ErrNotExist).
+	Stat(name string) (os.FileInfo, error)
+}
+
+// ReadFile returns the whole content of the named file.
+func ReadFile(fs FS, name string) ([]byte, error) {
+	f, err := fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, st.Size())
+	n, err := f.ReadAt(b, 0)
+	if err == io.EOF && n == len(b) {
+		err = nil
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, "vfs: read %s", name)
+	}
+	return b, nil
+}
+
+// WriteFile creates (or truncates) the named file, writes data to it and
+// syncs it. It does not sync the directory.
+func WriteFile(fs FS, name string, data []byte) error {
+	f, err := fs.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return errors.Wrapf(err, "vfs: write %s", name)
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return errors.Wrapf(err, "vfs: sync %s", name)
+	}
+	return f.Close()
+}
+
+// RemoveAll removes path and, if it is a directory, everything in it. A
+// missing path is not an error.
+func RemoveAll(fs FS, path string) error {
+	st, err := fs.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if st.IsDir() {
+		names, err := fs.List(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := RemoveAll(fs, filepath.Join(path, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fs.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // SyncDir makes dir's entries (files created, renamed or removed in it)
@@ -121,6 +191,14 @@ func (osFS) List(dir string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+func (osFS) Stat(name string) (os.FileInfo, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, errors.WithStack(err)
+	}
+	return st, nil
 }
 
 func (osFS) MkdirAll(dir string, perm os.FileMode) error {

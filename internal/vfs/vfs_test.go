@@ -43,3 +43,27 @@ func TestDefault(t *testing.T) {
 	_, err = fs.Open(filepath.Join(dir, "d"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+func TestHelpers(t *testing.T) {
+	fs := Default
+	root := filepath.Join(t.TempDir(), "r")
+	require.NoError(t, fs.MkdirAll(filepath.Join(root, "x", "y"), 0o755))
+	require.NoError(t, WriteFile(fs, filepath.Join(root, "a"), []byte("alpha")))
+	require.NoError(t, WriteFile(fs, filepath.Join(root, "x", "y", "b"), nil))
+	b, err := ReadFile(fs, filepath.Join(root, "a"))
+	require.NoError(t, err)
+	require.Equal(t, "alpha", string(b))
+	b, err = ReadFile(fs, filepath.Join(root, "x", "y", "b"))
+	require.NoError(t, err)
+	require.Empty(t, b)
+	st, err := fs.Stat(filepath.Join(root, "x"))
+	require.NoError(t, err)
+	require.True(t, st.IsDir())
+	_, err = fs.Stat(filepath.Join(root, "nope"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	require.NoError(t, RemoveAll(fs, root))
+	_, err = fs.Stat(root)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, RemoveAll(fs, root), "a missing path is not an error")
+}
