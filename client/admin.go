@@ -166,7 +166,7 @@ func (c *Client) DeleteTable(ctx context.Context, table string) error {
 }
 
 // TruncateTable empties a disabled table, keeping its region boundaries
-// if preserveSplits. As in HBase, the table is left disabled.
+// if preserveSplits. As in HBase 2, the table is enabled afterwards.
 func (c *Client) TruncateTable(ctx context.Context, table string, preserveSplits bool) error {
 	defer c.regions.invalidate(table)
 	return c.runProcedure(ctx, "truncate table "+table, "TruncateTable",

@@ -217,6 +217,12 @@ func (c *Client) dropConn(addr string) {
 
 // call makes one RPC to addr with the per-call timeout.
 func (c *Client) call(ctx context.Context, addr, service, method string, req proto.Message, cells []byte, resp proto.Message) ([]byte, error) {
+	// A call whose context is over is not sent: ipc would send it and
+	// then race its answer against the context, so a canceled caller
+	// could still see (and apply) calls succeed.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	conn, err := c.conn(ctx, addr, service)
 	if err != nil {
 		return nil, err

@@ -181,7 +181,6 @@ func TestAdmin(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, TableDisabled, st)
 	require.NoError(t, c.TruncateTable(ctx(t), name, true))
-	require.NoError(t, c.EnableTable(ctx(t), name))
 	require.True(t, get(t, c, &Get{Table: name, Row: []byte("row")}).Empty(), "truncated")
 	regions, err = c.Regions(ctx(t), name)
 	require.NoError(t, err)
@@ -642,7 +641,6 @@ func TestStaleRegionCache(t *testing.T) {
 	// the server answers NotServingRegionException.
 	require.NoError(t, other.DisableTable(ctx(t), tbl))
 	require.NoError(t, other.TruncateTable(ctx(t), tbl, true))
-	require.NoError(t, other.EnableTable(ctx(t), tbl))
 	require.True(t, get(t, c, &Get{Table: tbl, Row: []byte(rows[4])}).Empty())
 	put(t, c, tbl, rows[4], "a", "again")
 
@@ -655,7 +653,6 @@ func TestStaleRegionCache(t *testing.T) {
 	put(t, c, tbl, "r1-000", "a", "1")
 	require.NoError(t, other.DisableTable(ctx(t), tbl))
 	require.NoError(t, other.TruncateTable(ctx(t), tbl, true))
-	require.NoError(t, other.EnableTable(ctx(t), tbl))
 	res, err := c.Batch(ctx(t), []Action{NewPut(tbl, []byte("r0-000")).Add(cf, qa, []byte("0")),
 		NewPut(tbl, []byte("r3-000")).Add(cf, qa, []byte("3"))})
 	require.NoError(t, err)
@@ -663,7 +660,6 @@ func TestStaleRegionCache(t *testing.T) {
 	require.NoError(t, res[1].Err)
 	require.NoError(t, other.DisableTable(ctx(t), tbl))
 	require.NoError(t, other.TruncateTable(ctx(t), tbl, true))
-	require.NoError(t, other.EnableTable(ctx(t), tbl))
 	put(t, other, tbl, "r2-000", "a", "2")
 	rs, _ := scanAll(t, c, &Scan{Table: tbl, Reversed: true})
 	require.Equal(t, []string{"r2-000"}, rowsOf(rs))

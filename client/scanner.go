@@ -196,6 +196,13 @@ func (s *Scanner) fetch(ctx context.Context) error {
 		retry := c.handleFailure(err, addr, s.scan.Table)
 		if !retry || attempt >= c.opts.Retries || ctx.Err() != nil {
 			s.err = errors.Wrapf(err, "client: scan of %s", s.scan.Table)
+			if s.open && addr != "" {
+				// The server scanner may still be open (the caller gave
+				// up, or the error was about this call only): release it
+				// now rather than when its lease runs out. A scanner
+				// that is gone already makes this a no-op.
+				c.closeScanner(addr, s.id)
+			}
 			s.open = false
 			return s.err
 		}

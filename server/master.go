@@ -280,8 +280,9 @@ func (s *Server) truncateTable(pb *hbasepb.TableName, preserveSplits bool) error
 	if err := s.createTable(context.Background(), schema, splits); err != nil {
 		return err
 	}
-	// HBase leaves a truncated table disabled, as it was.
-	return s.disableTable(pb)
+	// HBase 2's TruncateTableProcedure ends by setting the table ENABLED
+	// (TRUNCATE_TABLE_POST_OPERATION), and so does createTable.
+	return nil
 }
 
 // listTables returns the tables matching a GetTableNames-style query.
