@@ -70,6 +70,7 @@ type Server struct {
 	conns     map[*serverConn]struct{}
 	closing   bool
 	calls     sync.WaitGroup // calls in flight, for Shutdown; Add only under mu while !closing
+	workers   workerPool
 	connWG    sync.WaitGroup
 	baseCtx   context.Context // handlers' context, cancelled by Close
 	cancel    context.CancelFunc
@@ -139,6 +140,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) initLocked() {
 	if s.listeners == nil {
 		s.listeners = map[net.Listener]struct{}{}
+		s.workers.work = make(chan func())
 		s.conns = map[*serverConn]struct{}{}
 		s.baseCtx, s.cancel = context.WithCancel(context.Background())
 	}
@@ -347,7 +349,7 @@ func (c *serverConn) serve() {
 		s.mu.Unlock()
 		inFlight.Add(1)
 		s.callsInFlite.Add(1)
-		go func() {
+		s.workers.run(func() {
 			defer func() {
 				s.callsInFlite.Add(-1)
 				s.calls.Done()
@@ -355,7 +357,40 @@ func (c *serverConn) serve() {
 				<-sem
 			}()
 			c.handle(call, log)
-		}()
+		})
+	}
+}
+
+// workerPool runs calls on goroutines that outlive one call. A fresh
+// goroutine per call would start on a small stack and grow it, copying it,
+// on every call that reaches the region (a third of a Get's server CPU
+// was stack growth); a worker keeps its grown stack. Idle workers exit
+// after workerIdle, so an idle server holds none.
+type workerPool struct {
+	work chan func() // unbuffered: a send succeeds only to an idle worker
+}
+
+var workerIdle = 2 * time.Second // a variable so tests can shorten it
+
+func (p *workerPool) run(f func()) {
+	select {
+	case p.work <- f:
+	default:
+		go p.worker(f)
+	}
+}
+
+func (p *workerPool) worker(f func()) {
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		f()
+		t.Reset(workerIdle)
+		select {
+		case f = <-p.work:
+		case <-t.C:
+			return
+		}
 	}
 }
 
