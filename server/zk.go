@@ -151,6 +151,13 @@ func (z *zkRegistration) register() error {
 	return errors.Wrapf(err, "server: registering in ZooKeeper at %s", s.cfg.ZKQuorum)
 }
 
+// registrations returns how many times the znodes were written.
+func (z *zkRegistration) registrations() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.count
+}
+
 // close removes the ephemeral znodes (ZooKeeper would after the session
 // timeout anyway) and ends the session.
 func (z *zkRegistration) close() {
