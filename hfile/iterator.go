@@ -53,11 +53,38 @@ func (it *Iterator) Close() {
 	}
 	it.blk.release()
 	it.blk, it.other, it.nextIndexed = nil, nil, nil
+	if it.seeker != nil {
+		it.r.seekers.Put(it.seeker)
+		it.seeker = closedSeeker{}
+	}
 }
+
+// closedSeeker stands in for a closed iterator's seeker, which another
+// iterator may be using now: it holds nothing and fails every positioning.
+type closedSeeker struct{}
+
+var _ encoding.Seeker = closedSeeker{}
+
+func (closedSeeker) Init([]byte) error                                { return errClosed }
+func (closedSeeker) Rewind() error                                    { return errClosed }
+func (closedSeeker) Next() (bool, error)                              { return false, errClosed }
+func (closedSeeker) SeekToKeyInBlock(encoding.Key, bool) (int, error) { return 0, errClosed }
+func (closedSeeker) SeekBeforeKey(encoding.Key) (int, error)          { return 0, errClosed }
+func (closedSeeker) FirstKey() encoding.Key                           { return nil }
+func (closedSeeker) Key() encoding.Key                                { return nil }
+func (closedSeeker) Value() []byte                                    { return nil }
+func (closedSeeker) Tags() []byte                                     { return nil }
+func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0 }
+func (closedSeeker) Offset() int                                      { return 0 }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
 func (r *Reader) NewIterator(cacheBlocks bool) *Iterator {
+	if s, ok := r.seekers.Get().(encoding.Seeker); ok {
+		// Its state is stale until the first block's Init, which comes
+		// before any other use (setBlock).
+		return &Iterator{r: r, cacheBlocks: cacheBlocks, seeker: s}
+	}
 	s, err := encoding.NewSeeker(r.encoding, r.format, r.cmp)
 	return &Iterator{r: r, cacheBlocks: cacheBlocks, seeker: s, err: err}
 }
