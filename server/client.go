@@ -318,7 +318,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 			}
 			continue
 		}
-		s.runActions(hr, r, ra, muts[i], rb, rar, func(j int) (*mutation, error) { return muts[i][j].m, muts[i][j].err })
+		s.runActions(hr, r, ra, rb, rar, func(j int) (*mutation, error) { return muts[i][j].m, muts[i][j].err })
 	}
 	return ipc.Reply{Msg: resp, CellBlock: rb.cells}, nil
 }
@@ -326,7 +326,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 // runActions runs the actions of a non-atomic region action in order,
 // batching runs of consecutive puts and deletes into one region Batch (one
 // WAL entry and sync), and records a result or an exception per action.
-func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.RegionAction, _ any,
+func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.RegionAction,
 	rb *resultBuilder, rar *hbasepb.RegionActionResult, mut func(int) (*mutation, error)) {
 	actions := ra.GetAction()
 	results := make([]*hbasepb.ResultOrException, len(actions))

@@ -2,12 +2,10 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"io"
 	"net"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +155,7 @@ func TestHostileRequests(t *testing.T) {
 		}
 	}
 	var before runtime.MemStats
+	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,13 +192,10 @@ func TestHostileRequests(t *testing.T) {
 			healthy()
 		})
 	}
-	require.True(t, strings.HasPrefix(s.ServerName(), "127.0.0.1,"))
 	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
 	// Nothing hostile made the server hold on to memory: the live heap
 	// stays within a few MiB of where it started.
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	require.Less(t, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(64<<20))
-	_ = context.Background
 }

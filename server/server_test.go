@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -427,5 +426,4 @@ func TestTableNames(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	require.Equal(t, ipc.ClassTableExistsException, e.Class)
 	require.True(t, strings.Contains(e.Message, "alpha"))
-	_ = bytes.Compare
 }
