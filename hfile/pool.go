@@ -1,6 +1,8 @@
 package hfile
 
 import (
+	"github.com/cockroachdb/errors"
+
 	"math/bits"
 	"sync"
 )
@@ -83,7 +85,9 @@ const (
 func (b *Block) release() {
 	if b == nil || b.state != blockPooled {
 		if b != nil && b.state == blockReleased {
-			panic("hfile: pooled block released twice")
+			// Two owners would read each other's data: stop rather than
+			// return wrong cells.
+			panic(errors.AssertionFailedf("hfile: pooled block at offset %d released twice", b.Offset))
 		}
 		return
 	}
