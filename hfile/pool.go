@@ -1,10 +1,10 @@
 package hfile
 
 import (
-	"github.com/cockroachdb/errors"
-
 	"math/bits"
 	"sync"
+
+	"github.com/cockroachdb/errors"
 )
 
 // Pooled blocks.
