@@ -27,7 +27,7 @@ func (s *Server) lookupRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *re
 	}
 	r := hr.r.Load()
 	if r == nil {
-		if hr.table.state == hbasepb.TableState_DISABLED || hr.table.state == hbasepb.TableState_DISABLING {
+		if hr.table.getState() == hbasepb.TableState_DISABLED || hr.table.getState() == hbasepb.TableState_DISABLING {
 			return nil, nil, ipc.Errorf(ipc.ClassTableNotEnabledException, "%s is disabled", hr.table.name)
 		}
 		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())

@@ -221,7 +221,7 @@ func (s *Server) handleGetTableState(c *ipc.Call) (ipc.Reply, error) {
 	if t == nil {
 		return ipc.Reply{}, ipc.Errorf(ipc.ClassTableNotFoundException, "%s", name)
 	}
-	return ipc.Reply{Msg: &hbasepb.GetTableStateResponse{TableState: &hbasepb.TableState{State: t.state.Enum()}}}, nil
+	return ipc.Reply{Msg: &hbasepb.GetTableStateResponse{TableState: &hbasepb.TableState{State: t.getState().Enum()}}}, nil
 }
 
 func (s *Server) handleGetClusterStatus(c *ipc.Call) (ipc.Reply, error) {

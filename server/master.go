@@ -141,7 +141,8 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 		id = s.lastRegID + 1
 	}
 	s.lastRegID = id
-	t := &table{name: name, schema: schema, families: fams, state: hbasepb.TableState_ENABLING}
+	t := &table{name: name, schema: schema, families: fams}
+	t.setState(hbasepb.TableState_ENABLING)
 	bounds := append([][]byte{nil}, keys...)
 	for i, start := range bounds {
 		ri := RegionInfo{Table: name, StartKey: start, RegionID: id}
@@ -198,7 +199,7 @@ func (s *Server) disableTable(pb *hbasepb.TableName) error {
 	if err != nil {
 		return err
 	}
-	if t.state != hbasepb.TableState_ENABLED {
+	if t.getState() != hbasepb.TableState_ENABLED {
 		return ipc.Errorf(ipc.ClassTableNotEnabledException, "%s", t.name)
 	}
 	if err := s.setTableState(t, hbasepb.TableState_DISABLING); err != nil {
@@ -217,7 +218,7 @@ func (s *Server) enableTable(pb *hbasepb.TableName) error {
 	if err != nil {
 		return err
 	}
-	if t.state != hbasepb.TableState_DISABLED {
+	if t.getState() != hbasepb.TableState_DISABLED {
 		return ipc.Errorf(ipc.ClassTableNotDisabledException, "%s", t.name)
 	}
 	if err := s.setTableState(t, hbasepb.TableState_ENABLING); err != nil {
@@ -236,7 +237,7 @@ func (s *Server) deleteTable(pb *hbasepb.TableName) error {
 	if err != nil {
 		return err
 	}
-	if t.state != hbasepb.TableState_DISABLED {
+	if t.getState() != hbasepb.TableState_DISABLED {
 		return ipc.Errorf(ipc.ClassTableNotDisabledException, "%s", t.name)
 	}
 	meta := s.meta.r.Load()

@@ -64,9 +64,17 @@ type table struct {
 	name     TableName
 	schema   *hbasepb.TableSchema
 	families []region.FamilyOptions
-	state    hbasepb.TableState_State
-	regions  []*hostedRegion // sorted by start key
+	// state is written by admin operations (under Server.ddl) and read by
+	// every request that finds a closed region, so it is atomic.
+	state   atomic.Int32    // hbasepb.TableState_State
+	regions []*hostedRegion // sorted by start key
 }
+
+func (t *table) getState() hbasepb.TableState_State {
+	return hbasepb.TableState_State(t.state.Load())
+}
+
+func (t *table) setState(st hbasepb.TableState_State) { t.state.Store(int32(st)) }
 
 // hostedRegion is one region of a table, open or not.
 type hostedRegion struct {
@@ -293,8 +301,8 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 // directory, and loads every table and region that meta lists.
 func (s *Server) openCatalog() error {
 	metaInfo := RegionInfo{Table: MetaTableName, RegionID: 1}
-	mt := &table{name: MetaTableName, schema: systemSchema(MetaTableName, metaFamilies...), families: metaFamilies,
-		state: hbasepb.TableState_ENABLED}
+	mt := &table{name: MetaTableName, schema: systemSchema(MetaTableName, metaFamilies...), families: metaFamilies}
+	mt.setState(hbasepb.TableState_ENABLED)
 	hr := &hostedRegion{info: metaInfo, name: metaInfo.RegionName(), table: mt,
 		dir: filepath.Join(s.tableDir(MetaTableName), metaEncodedName)}
 	r, err := region.Open(hr.dir, s.regionOptions(&metaInfo, metaFamilies))
@@ -400,7 +408,8 @@ func (s *Server) loadTable(mt *metaTable) error {
 	if err != nil {
 		return errors.Wrapf(err, "server: descriptor of %s", mt.name)
 	}
-	t := &table{name: mt.name, schema: schema, families: fams, state: mt.state}
+	t := &table{name: mt.name, schema: schema, families: fams}
+	t.setState(mt.state)
 	sort.Slice(mt.regions, func(i, j int) bool { return bytes.Compare(mt.regions[i].StartKey, mt.regions[j].StartKey) < 0 })
 	for _, ri := range mt.regions {
 		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t,
@@ -408,12 +417,12 @@ func (s *Server) loadTable(mt *metaTable) error {
 		t.regions = append(t.regions, hr)
 		s.lastRegID = max(s.lastRegID, ri.RegionID)
 	}
-	switch t.state {
+	switch t.getState() {
 	case hbasepb.TableState_ENABLED, hbasepb.TableState_ENABLING:
 		if err := s.openRegions(t); err != nil {
 			return err
 		}
-		if t.state == hbasepb.TableState_ENABLING {
+		if t.getState() == hbasepb.TableState_ENABLING {
 			if err := s.setTableState(t, hbasepb.TableState_ENABLED); err != nil {
 				return err
 			}
@@ -497,7 +506,7 @@ func (s *Server) putRegionLocation(hr *hostedRegion, seq uint64) error {
 }
 
 func (s *Server) setTableState(t *table, st hbasepb.TableState_State) error {
-	t.state = st
+	t.setState(st)
 	if t.name == MetaTableName {
 		return nil
 	}
