@@ -222,14 +222,10 @@ func loadDescriptor(fs vfs.FS, dir string, opts Options) (*descriptor, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "region: descriptor")
 	}
-	tmp := path + ".tmp"
-	if err := vfs.WriteFile(fs, tmp, b); err != nil {
+	if err := vfs.WriteFileAtomic(fs, path, b); err != nil {
 		return nil, errors.Wrap(err, "region: writing descriptor")
 	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return nil, errors.Wrap(err, "region: writing descriptor")
-	}
-	return desc, syncDir(fs, dir)
+	return desc, nil
 }
 
 // recover replays the WAL into the memstores and opens the WAL for writing.

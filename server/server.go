@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/wal"
@@ -239,38 +240,9 @@ func formatUUID(b [16]byte) string {
 	return string(out)
 }
 
-// writeFileAtomic writes p durably: a temporary file, fsync, rename, and
-// an fsync of the directory.
+// writeFileAtomic replaces p durably (see vfs.WriteFileAtomic).
 func writeFileAtomic(p string, b []byte) error {
-	tmp := p + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return errors.Wrapf(err, "writing %s", p)
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return errors.Wrapf(err, "writing %s", p)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return errors.Wrapf(err, "syncing %s", p)
-	}
-	if err := f.Close(); err != nil {
-		return errors.Wrapf(err, "writing %s", p)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return errors.Wrapf(err, "publishing %s", p)
-	}
-	return syncDir(filepath.Dir(p))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return errors.Wrapf(err, "syncing directory %s", dir)
-	}
-	defer d.Close()
-	return errors.Wrapf(d.Sync(), "syncing directory %s", dir)
+	return errors.Wrapf(vfs.WriteFileAtomic(vfs.Default, p, b), "server: writing %s", p)
 }
 
 // tableDir is where a table's regions and descriptor live.

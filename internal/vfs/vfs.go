@@ -97,6 +97,20 @@ func WriteFile(fs FS, name string, data []byte) error {
 	return f.Close()
 }
 
+// WriteFileAtomic replaces the named file durably: it writes and syncs
+// name+".tmp", renames it over name and syncs the directory, so a crash
+// leaves either the old content or the new.
+func WriteFileAtomic(fs FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	if err := WriteFile(fs, tmp, data); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, name); err != nil {
+		return errors.Wrapf(err, "vfs: publish %s", name)
+	}
+	return SyncDir(fs, filepath.Dir(name))
+}
+
 // RemoveAll removes path and, if it is a directory, everything in it. A
 // missing path is not an error.
 func RemoveAll(fs FS, path string) error {

@@ -67,3 +67,16 @@ func TestHelpers(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, RemoveAll(fs, root), "a missing path is not an error")
 }
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "desc")
+	require.NoError(t, WriteFileAtomic(Default, p, []byte("one")))
+	require.NoError(t, WriteFileAtomic(Default, p, []byte("two")))
+	b, err := ReadFile(Default, p)
+	require.NoError(t, err)
+	require.Equal(t, "two", string(b))
+	names, err := Default.List(dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"desc"}, names, "no temporary file left behind")
+}
