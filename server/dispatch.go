@@ -98,15 +98,13 @@ func (s *Server) handleCreateTable(c *ipc.Call) (ipc.Reply, error) {
 		return ipc.Reply{}, err
 	}
 	// Errors a client must see at once (bad schema, table exists) come
-	// back from the RPC, as HBase's master pre-checks them.
-	if err := s.createTable(context.Background(), req.GetTableSchema(), req.GetSplitKeys()); err != nil {
-		if e, ok := ipc.AsException(err); ok && e.DoNotRetry() {
-			return ipc.Reply{}, err
-		}
-		id := s.procs.run(func() error { return err })
-		return ipc.Reply{Msg: &hbasepb.CreateTableResponse{ProcId: proto.Uint64(id)}}, nil
+	// back from the RPC, as HBase's master pre-checks them (see runProc).
+	id, err := s.runProc(func() error {
+		return s.createTable(context.Background(), req.GetTableSchema(), req.GetSplitKeys())
+	})
+	if err != nil {
+		return ipc.Reply{}, err
 	}
-	id := s.procs.run(func() error { return nil })
 	return ipc.Reply{Msg: &hbasepb.CreateTableResponse{ProcId: proto.Uint64(id)}}, nil
 }
 
