@@ -254,10 +254,10 @@ func New(inner vfs.FS, seed uint64) *FS {
 // wins.
 func (fs *FS) Add(r Rule) *Fault {
 	if r.Ops == 0 {
-		panic("errorfs: a rule must select operations")
+		panic(errors.AssertionFailedf("errorfs: a rule must select operations"))
 	}
 	if r.Kind == BitFlip && r.Ops&^OpRead != 0 {
-		panic("errorfs: a BitFlip rule applies to OpRead only")
+		panic(errors.AssertionFailedf("errorfs: a BitFlip rule applies to OpRead only"))
 	}
 	f := &Fault{rule: r, fs: fs}
 	fs.mu.Lock()
