@@ -178,3 +178,47 @@ func encodedSize(b *testing.B, enc DataBlockEncoding, f BlockFormat, cells []Key
 	}
 	return total
 }
+
+// BenchmarkSeekFreshBlock measures what a point read does in a cached
+// block: Init the seeker on the block (it holds no decoded cells of it) and
+// seek to a random key, without and with the block's RestartIndex. Without,
+// the seek decodes half the block on average; with, at most
+// RestartInterval cells after a binary search of the samples.
+func BenchmarkSeekFreshBlock(b *testing.B) {
+	cells, f := benchBlock()
+	keys := make([]Key, len(cells))
+	for i := range cells {
+		keys[i] = cells[i].Key()
+	}
+	order := rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
+	for _, enc := range testEncodings {
+		for _, indexed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("encoding=%s/indexed=%t", enc, indexed), func(b *testing.B) {
+				payload := encodeBlock(b, enc, f, cells)
+				s, err := NewSeeker(enc, f, InnerStoreComparer)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var idx *RestartIndex
+				if indexed {
+					if err := s.Init(payload); err != nil {
+						b.Fatal(err)
+					}
+					if idx, err = s.BuildRestartIndex(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := s.InitIndexed(payload, idx); err != nil {
+						b.Fatal(err)
+					}
+					if res, err := s.SeekToKeyInBlock(keys[order[i%len(order)]], false); err != nil || res != SeekExact {
+						b.Fatal(res, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -147,6 +147,12 @@ type Seeker interface {
 	// Offset returns the index of the current cell's start in the payload;
 	// two positions in the same block are equal iff their offsets are.
 	Offset() int
+	// InitIndexed is Init with the block's RestartIndex, which seeks use
+	// to skip ahead; idx must have been built from this payload (nil: none).
+	InitIndexed(payload []byte, idx *RestartIndex) error
+	// BuildRestartIndex decodes the whole block the seeker was initialized
+	// on and returns its RestartIndex, leaving the seeker on the first cell.
+	BuildRestartIndex() (*RestartIndex, error)
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,

@@ -571,13 +571,20 @@ func TestSeekerRandomMoves(t *testing.T) {
 	}
 	for _, enc := range testEncodings {
 		for _, f := range testFormats {
-			for _, budget := range []int{0, 1, 300} {
-				t.Run(fmt.Sprintf("encoding=%s/%s/budget=%d", enc, formatName(f), budget), func(t *testing.T) {
+			for _, v := range []struct {
+				budget  int
+				indexed bool
+			}{{0, false}, {1, false}, {300, false}, {0, true}, {1, true}, {300, true}} {
+				budget := v.budget
+				t.Run(fmt.Sprintf("encoding=%s/%s/budget=%d/indexed=%t", enc, formatName(f), budget, v.indexed), func(t *testing.T) {
 					for trial := 0; trial < trials; trial++ {
 						cmp := testComparers[trial%len(testComparers)]
 						cells := randomCells(rng, 1+rng.IntN(80), cmp)
 						if trial == 0 {
 							cells = peCells(rng, 40, 2, 20)
+						}
+						if v.indexed && trial%2 == 1 {
+							cells = randomCells(rng, 1+rng.IntN(400), cmp)
 						}
 						payload := encodeBlock(t, enc, f, cells)
 						ref, err := NewSeeker(enc, f, cmp)
@@ -591,7 +598,18 @@ func TestSeekerRandomMoves(t *testing.T) {
 						sk, err := NewSeeker(enc, f, cmp)
 						require.NoError(t, err)
 						sk.(*seeker).keyBudget = budget
-						require.NoError(t, sk.Init(payload))
+						if v.indexed {
+							// A RestartIndex built by another seeker: seeks
+							// skip ahead to its samples.
+							require.NoError(t, ref.Init(payload))
+							idx, err := ref.BuildRestartIndex()
+							require.NoError(t, err)
+							require.Equal(t, (len(all)+RestartInterval-1)/RestartInterval, idx.Len())
+							require.Equal(t, all[0], current(ref), "BuildRestartIndex leaves the seeker on the first cell")
+							require.NoError(t, sk.InitIndexed(payload, idx))
+						} else {
+							require.NoError(t, sk.Init(payload))
+						}
 						pos := 0
 						for i := 0; i < 300; i++ {
 							key := candidates[rng.IntN(len(candidates))]

@@ -69,6 +69,9 @@ type seeker struct {
 	firstKey []byte
 	// keyBudget, if positive, overrides maxKeyBytes (tests).
 	keyBudget int
+	// idx, if set by InitIndexed, lets a seek skip ahead to the sample
+	// before its target instead of decoding every cell on the way.
+	idx *RestartIndex
 }
 
 // minKeyBudget is the least maxKeyBytes, so that small blocks never drop
@@ -93,7 +96,7 @@ func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
 
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
-	s.data, s.key = nil, nil
+	s.data, s.key, s.idx = nil, nil, nil
 	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 	start := 0
 	if len(payload) > math.MaxInt32 {
@@ -246,6 +249,7 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 	// a cell before the starting position may be arbitrarily far from key.
 	// start is a cell number in the block: decoding may drop cells.
 	start := s.first + s.pos
+	jumped := false
 	for {
 		c := s.cmp.CompareKeys(key, s.key)
 		if c == 0 && !before {
@@ -265,6 +269,13 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 		if int(s.cells[s.pos].next) >= len(s.data) {
 			// Every cell is < key: stay on the last one.
 			return SeekBefore, nil
+		}
+		if s.idx != nil && !jumped {
+			// Every decoded cell is < key: skip to the last sample < key.
+			jumped = true
+			if s.jumpAhead(key) {
+				continue
+			}
 		}
 		if err := s.decodeNext(); err != nil {
 			return 0, err

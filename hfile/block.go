@@ -3,6 +3,7 @@ package hfile
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"sync/atomic"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
@@ -239,6 +240,10 @@ type Block struct {
 	// is blockHeap, blockPooled or blockReleased.
 	buf   []byte
 	state uint8
+	// restarts is the data block's RestartIndex, built by the first seek
+	// that finds the block in the cache (see Reader.seekBlock); nil until
+	// then, and always for blocks that are not cached.
+	restarts atomic.Pointer[encoding.RestartIndex]
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

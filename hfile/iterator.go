@@ -76,6 +76,10 @@ func (closedSeeker) Value() []byte                                    { return n
 func (closedSeeker) Tags() []byte                                     { return nil }
 func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0 }
 func (closedSeeker) Offset() int                                      { return 0 }
+func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return errClosed }
+func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
+	return nil, errClosed
+}
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -143,7 +147,7 @@ func (it *Iterator) setBlock(b *Block) error {
 		}
 		return nil
 	}
-	if err := it.seeker.Init(b.Data); err != nil {
+	if err := it.seeker.InitIndexed(b.Data, b.restarts.Load()); err != nil {
 		err = it.fail(it.wrapBlockErr(err, b))
 		if b != it.other {
 			b.release()

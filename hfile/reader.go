@@ -455,16 +455,23 @@ const maxBlockUncompressed = 1 << 30
 // index or bloom block met by Next) is never pooled, and is always offered
 // to the cache, as readBlock does.
 func (r *Reader) iterBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	b, _, err := r.iterBlockHit(off, onDiskSize, cacheIt)
+	return b, err
+}
+
+// iterBlockHit is iterBlock that also reports whether the block came from
+// the cache.
+func (r *Reader) iterBlockHit(off int64, onDiskSize int, cacheIt bool) (*Block, bool, error) {
 	c := r.opts.Cache
 	if c != nil {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
-			return b, nil
+			return b, true, nil
 		}
 	}
 	keep := c != nil && cacheIt && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
 	b, err := r.readBlockMem(off, onDiskSize, !keep)
 	if err != nil {
-		return nil, errors.Wrapf(err, "hfile %s", r.name)
+		return nil, false, errors.Wrapf(err, "hfile %s", r.name)
 	}
 	if !b.Type.IsData() {
 		if b.state == blockPooled {
@@ -477,7 +484,7 @@ func (r *Reader) iterBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 	if keep {
 		c.CacheBlock(r.opts.FileID, off, b, r.opts.InMemory)
 	}
-	return b, nil
+	return b, false, nil
 }
 
 // clone returns a heap copy of b.
@@ -489,8 +496,14 @@ func (b *Block) clone() *Block {
 
 // dataBlock loads the data block at off for an Iterator (see iterBlock) and
 // checks its type and encoding.
+//
+// A block found in the cache gets its RestartIndex here if it has none yet,
+// so that this seek and every later one skips ahead in it. Building decodes
+// the whole block once, which costs about two linear seeks; blocks seen only
+// once (read on a miss) never pay it, and neither do scans, which reach
+// blocks through Next.
 func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
-	b, err := r.iterBlock(off, onDiskSize, cacheIt)
+	b, hit, err := r.iterBlockHit(off, onDiskSize, cacheIt)
 	if err != nil {
 		return nil, err
 	}
@@ -498,7 +511,30 @@ func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 		b.release()
 		return nil, err
 	}
+	if hit && b.restarts.Load() == nil {
+		r.buildRestartIndex(b)
+	}
 	return b, nil
+}
+
+// buildRestartIndex builds b's RestartIndex with a pooled seeker. A block
+// that does not decode gets none: the seek that follows reports the
+// corruption with its offset.
+func (r *Reader) buildRestartIndex(b *Block) {
+	s, ok := r.seekers.Get().(encoding.Seeker)
+	if !ok {
+		var err error
+		if s, err = encoding.NewSeeker(r.encoding, r.format, r.cmp); err != nil {
+			return
+		}
+	}
+	defer r.seekers.Put(s)
+	if err := s.Init(b.Data); err != nil {
+		return
+	}
+	if idx, err := s.BuildRestartIndex(); err == nil {
+		b.restarts.CompareAndSwap(nil, idx)
+	}
 }
 
 // checkDataBlock checks that b, read at off, is a data block of this file's

@@ -1,0 +1,141 @@
+package region_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/blockcache/hfileadapter"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/region"
+	"github.com/stretchr/testify/require"
+)
+
+// Point-path benchmarks over a table like the peer harness's
+// (../shared/bench/peers): keys user%010d in random order, 100-byte random
+// values, one family f:v, FAST_DIFF + SNAPPY, ROW bloom, one major-compacted
+// store file, HBase's LruBlockCache big enough for every block. One op is
+// one Get, Put or Increment.
+//
+//	go test ./region -run '^$' -bench 'Get|Put|Increment' -benchmem
+
+const pointBenchRows = 200_000
+
+var (
+	benchFam  = []byte("f")
+	benchQual = []byte("v")
+)
+
+func benchKey(i int) []byte { return fmt.Appendf(nil, "user%010d", i) }
+
+func benchFamily() region.FamilyOptions {
+	return region.FamilyOptions{Name: "f", Encoding: encoding.EncodingFastDiff, Compression: hfile.CompressionSnappy}
+}
+
+// openPointTable writes (once per dir) and opens the harness-like table with
+// a cache of cacheBytes.
+func openPointTable(b *testing.B, dir string, cacheBytes int64) *region.Region {
+	bo := blockcache.DefaultOptions()
+	bo.Size = cacheBytes
+	cache, err := hfileadapter.New(bo)
+	require.NoError(b, err)
+	b.Cleanup(func() { cache.Close() })
+	r, err := region.Open(dir, region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
+		DisableAutoCompaction: true, BlockCache: cache})
+	require.NoError(b, err)
+	b.Cleanup(func() { r.Close() })
+	if len(r.Store("f").Files()) == 0 {
+		rng := rand.New(rand.NewPCG(1, 2))
+		perm := rng.Perm(pointBenchRows)
+		v := make([]byte, 100)
+		for _, i := range perm {
+			for j := range v {
+				v[j] = byte(rng.Uint32())
+			}
+			require.NoError(b, r.Put(region.NewPut(benchKey(i)).Add(benchFam, benchQual, v)))
+		}
+		require.NoError(b, r.Flush())
+		require.NoError(b, r.Compact(true))
+	}
+	return r
+}
+
+func BenchmarkGet(b *testing.B) {
+	dir := b.TempDir()
+	r := openPointTable(b, dir, 1<<30)
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := &region.Get{}
+	for i := 0; i < pointBenchRows; i++ { // warm the cache
+		g.Row = benchKey(i)
+		if _, err := r.Get(g); err != nil {
+			b.Fatal(err)
+		}
+	}
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = benchKey(rng.IntN(pointBenchRows))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.Row = keys[i%len(keys)]
+		res, err := r.Get(g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Value(benchFam, benchQual)) != 100 {
+			b.Fatalf("get %q: %v", g.Row, res)
+		}
+	}
+}
+
+func BenchmarkPut(b *testing.B) {
+	r, err := region.Open(b.TempDir(), region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
+		DisableAutoCompaction: true, FlushSize: 1 << 30})
+	require.NoError(b, err)
+	defer r.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]byte, 100)
+	p := &region.Put{Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual,
+		Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut, Value: v}}}
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = benchKey(rng.IntN(1 << 30))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Row = keys[i%len(keys)]
+		if err := r.Put(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkIncrement(b *testing.B) {
+	r, err := region.Open(b.TempDir(), region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
+		DisableAutoCompaction: true, FlushSize: 1 << 30})
+	require.NoError(b, err)
+	defer r.Close()
+	keys := make([][]byte, 10000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "ctrs%010d", i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	inc := &region.Increment{Columns: []region.IncrementColumn{{Family: benchFam, Qualifier: benchQual, Amount: 1}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		inc.Row = keys[rng.IntN(len(keys))]
+		res, err := r.Increment(inc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v := res.Value(benchFam, benchQual); len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {
+			b.Fatalf("increment %q: %v", inc.Row, res)
+		}
+	}
+}
