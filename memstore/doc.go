@@ -1,8 +1,8 @@
 // Package memstore holds a store's recent writes in memory, sorted, until a
 // flush writes them to an HFile. Every method of MemStore and Segment is safe
 // for concurrent use by any number of goroutines: writers serialize on a short
-// per-segment mutex held only for the B-tree insert, and readers never take
-// it once they hold a scanner. A SegmentScanner is not safe for concurrent
+// per-segment mutex held only for the B-tree insert, and readers take it only
+// for short reads of the tree between writes. A SegmentScanner is not safe for concurrent
 // use; each goroutine opens its own. Cells are copied on Add and never changed
 // afterwards, so a *encoding.KeyValue returned by a scanner, and every slice
 // in it, stays valid and unchanged for as long as the caller keeps it, even
@@ -49,34 +49,48 @@
 // whose Add returned before the scanner was opened (and possibly some whose
 // Add was in progress), restricted to those with a sequence id at or below
 // the scanner's read point. Cells added later are never seen, whatever their
-// sequence id. With MVCC in use this is the same as HBase's weakly consistent
-// CellSet iteration filtered by the read point, because every write at or
-// below a read point has finished its memstore insert before the read point
-// passed it; the snapshot makes it hold without relying on that.
+// sequence id. The one exception is a cell replaced by an equal one after
+// the scanner was opened: the scanner sees it once, in either form. With
+// MVCC in use this is the same as HBase's weakly consistent CellSet
+// iteration filtered by the read point, because every write at or below a
+// read point has finished its memstore insert before the read point passed
+// it; the snapshot makes it hold without relying on that.
 //
 // # Concurrency scheme
 //
 // google/btree is not safe for concurrent writes, or for reads concurrent
-// with writes. Each Segment keeps its B-tree under a mutex that only writers
-// take. A scanner reads a copy-on-write Clone of the tree: cloning is O(1)
-// (it only gives both trees fresh ownership contexts), the clone never
-// changes, and the writer copies a root-to-leaf path the first time it
-// modifies nodes the clone shares. Clones are cached: all scanners opened
-// between two writes share one clone, so opening a scanner takes no lock
-// unless a write happened since the last clone, and a burst of writes with no
-// scanner in between pays no copying at all. A frozen (snapshot) segment's
-// tree is read directly. An open scanner keeps its clone's nodes alive, so a
-// scanner left open during heavy writes holds on to the nodes the writer has
-// since copied; close scanners promptly.
+// with writes. Each Segment keeps its B-tree under a mutex that writers take
+// for the insert. Every Add numbers its cell with the segment's write count,
+// stored in the B-tree item, and publishes the count when the cell is in;
+// a scanner notes the count when it is opened (an atomic load, no lock) and
+// skips cells numbered above it. Cells are never removed from a segment, so
+// any later state of the tree, so filtered, is the snapshot at the open:
+// a scanner may read its cells from whichever tree is cheapest at each
+// refill, and still see one consistent snapshot.
+//
+// A refill reads either the live tree, holding the mutex, or a copy-on-write
+// Clone, without it. Cloning is O(1) (it only gives both trees fresh
+// ownership contexts) and the clone never changes, but the first write after
+// it copies the root-to-leaf path of nodes the clone shares: about 4 nodes of
+// up to 63 items, several KiB, which costs as much as ten seeks or more. In a
+// read-modify-write loop (HBase's Increment, or a Get and a Put on the same
+// row) a clone per Get made each Put copy a path, and read-after-write four
+// times slower. So a seek, and the refill after it, read the live tree when
+// no clone is cached; a scanner that goes further (a scan) clones, and so
+// does the ninth refill since the last write, so that readers in a run
+// without writes stop taking the mutex. Clones are cached: every refill
+// between two writes uses the same one, and a burst of writes with no clone
+// in between pays no copying at all. A frozen (snapshot) segment's tree is
+// read directly. An open scanner keeps its clone's nodes alive, so a scanner
+// left open during heavy writes holds on to the nodes the writer has since
+// copied; close scanners promptly.
 //
 // google/btree iterates only with callbacks (Ascend*, Descend*) and has no
 // cursor, so a scanner collects a run of consecutive visible cells per
 // descent (8 after a seek, growing to 256 as a scan goes on) and serves Next,
-// Prev and short forward seeks (HBase's reseek) from that run.
-//
-// The alternative, reading the live tree under an RWMutex in chunks and
-// re-seeking between chunks, was rejected: every refill would take the lock
-// against writers, and a scanner would not see a snapshot of its segment.
+// Prev and short forward seeks (HBase's reseek) from that run. A refill of
+// the live tree holds the writers' mutex for one descent and a collection of
+// at most 32 cells, not much longer than an insert does.
 //
 // # Memory
 //
@@ -91,12 +105,12 @@
 // allocates nothing in the steady state apart from the B-tree's own node
 // growth.
 //
-// A B-tree item is not just the cell pointer: it also holds the row slice and
-// the row's first 8 bytes, so that most comparisons during a descent read no
-// cell at all (rows that differ early) or only the row bytes (rows with a
-// long common prefix, like HBase pe's zero-padded ones), instead of the
-// KeyValue header and then the row. On a million cells this halves SeekGE's
-// time for random rows and cuts it by a third for pe's rows, at 40 bytes per
-// item instead of 8. The hbase:meta comparer, which does not order rows
-// bytewise, compares the cells only.
+// A B-tree item is not just the cell pointer: it also holds the row (pointer
+// and length) and the row's first 8 bytes, so that most comparisons during
+// a descent read no cell at all (rows that differ early) or only the row
+// bytes (rows with a long common prefix, like HBase pe's zero-padded ones),
+// instead of the KeyValue header and then the row. On a million cells this
+// halves SeekGE's time for random rows and cuts it by a third for pe's rows,
+// at 32 bytes per item (with the write number) instead of 8. The hbase:meta
+// comparer, which does not order rows bytewise, compares the cells only.
 package memstore

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/errors"
@@ -108,6 +109,92 @@ func TestReadPoint(t *testing.T) {
 		} else {
 			require.Equal(t, fmt.Sprint(min(rp, 10)), string(c.Value))
 		}
+		sc.Close()
+	}
+}
+
+// TestScannerSnapshot checks that a scanner sees the cells added before it
+// was opened and no later ones, even with sequence ids at its read point,
+// whether a refill reads the live tree, a clone made after the scanner was
+// opened or one cached when it was.
+func TestScannerSnapshot(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	var rows []string // every row added, one cell each
+	add := func(row string, seq encoding.SeqNum) {
+		s.Add(kv(row, "q", 1, seq, "v"))
+		rows = append(rows, row)
+	}
+	for i := range 300 {
+		add(fmt.Sprintf("r%04d", 2*i), 5)
+	}
+	later := 0
+	addLater := func() { // rows between and around the others, at a lower seq
+		add(fmt.Sprintf("r%04d-%d", 2*(later%300)+1, later), 1)
+		later++
+	}
+	check := func(name string, sc *SegmentScanner, want []string) {
+		t.Helper()
+		slices.Sort(want)
+		for _, r := range []string{"r0001", "r0100", "r0003"} {
+			i, _ := slices.BinarySearch(want, r)
+			c := sc.SeekGE(encoding.FirstOnRow(nil, []byte(r)))
+			require.Equal(t, want[i], string(c.Row), name)
+			addLater()
+		}
+		var got []string
+		for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+			got = append(got, string(c.Row))
+			addLater()
+		}
+		require.Equal(t, want, got, name)
+		got = got[:0]
+		for c := sc.SeekToLast(); c != nil; c = sc.Prev() {
+			got = append(got, string(c.Row))
+			addLater()
+		}
+		slices.Reverse(got)
+		require.Equal(t, want, got, name)
+	}
+
+	// No clone cached at open: the seeks read the live tree, the scans go
+	// on in a clone made after the writes that followed the open.
+	require.Nil(t, s.readTree.Load())
+	sc := s.NewScanner(math.MaxUint64)
+	want := slices.Clone(rows)
+	addLater()
+	check("live, then a later clone", sc, want)
+	sc.Close()
+
+	// A clone cached at open, and writes after.
+	scanAll(s, math.MaxUint64)
+	require.NotNil(t, s.readTree.Load(), "a scan clones")
+	sc = s.NewScanner(math.MaxUint64)
+	require.NotNil(t, sc.tree)
+	check("clone cached at open", sc, slices.Clone(rows))
+	sc.Close()
+
+	// A cell replaced by an equal one after the open is seen once, in
+	// either form; a scanner opened after sees the new form.
+	s.Add(kv("replaced", "q", 1, 7, "old"))
+	for _, cached := range []bool{false, true} {
+		s.Add(kv("other", "q", 1, 7, "v")) // leaves no clone cached
+		if cached {
+			scanAll(s, math.MaxUint64)
+		}
+		sc := s.NewScanner(math.MaxUint64)
+		s.Add(kv("replaced", "q", 1, 7, fmt.Sprint("new", cached)))
+		var seen []string
+		for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+			if string(c.Row) == "replaced" {
+				seen = append(seen, string(c.Value))
+			}
+		}
+		sc.Close()
+		require.Len(t, seen, 1, "cached=%t", cached)
+		require.Contains(t, []string{"old", "newfalse", fmt.Sprint("new", cached)}, seen[0])
+		sc = s.NewScanner(math.MaxUint64)
+		c := sc.SeekGE(encoding.FirstOnRow(nil, []byte("replaced")))
+		require.Equal(t, fmt.Sprint("new", cached), string(c.Value))
 		sc.Close()
 	}
 }

@@ -18,6 +18,16 @@ const (
 	maxFill = 256
 )
 
+// When a scanner reads the live tree rather than a clone; see
+// Segment.readLive. Refills of up to liveFill cells (a seek's and the one
+// after) read it, unless cloneAfterLiveReads refills have read it since the
+// last write: a clone is then cheaper than holding readers and writers on
+// one mutex.
+const (
+	liveFill            = 4 * minFill
+	cloneAfterLiveReads = 8
+)
+
 type direction int8
 
 const (
@@ -47,9 +57,14 @@ const (
 // it; see the package comment.
 type SegmentScanner struct {
 	seg       *Segment
-	tree      *btree.BTreeG[entry]
 	cmp       *encoding.Comparer
 	readPoint encoding.SeqNum
+	// ver is the segment's write count when the scanner was opened: it sees
+	// the cells numbered up to ver and no others.
+	ver uint64
+	// tree is a tree the scanner may read without locking (a clone, or a
+	// frozen segment's tree), nil until one is needed.
+	tree *btree.BTreeG[entry]
 
 	// buf is a run of consecutive visible cells in direction dir: ascending
 	// when forward, descending when backward. buf[pos] is the current cell;
@@ -75,11 +90,12 @@ var scannerPool = sync.Pool{New: func() any {
 }}
 
 // NewScanner returns a scanner over the cells of s visible at readPoint. It
-// takes no lock unless a write happened since the last scanner was opened,
-// and then only briefly. Close it when done.
+// takes no lock and allocates nothing. Close it when done.
 func (s *Segment) NewScanner(readPoint encoding.SeqNum) *SegmentScanner {
 	sc := scannerPool.Get().(*SegmentScanner)
-	sc.seg, sc.tree, sc.cmp, sc.readPoint = s, s.tree(), s.cmp, readPoint
+	sc.seg, sc.cmp, sc.readPoint = s, s.cmp, readPoint
+	sc.ver = s.ver.Load()
+	sc.tree = s.readTree.Load()
 	return sc
 }
 
@@ -228,25 +244,35 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 	s.buf = s.buf[:0]
 	s.pos = 0
 	s.dir = d
-	switch {
-	case d == forward && from == nil:
-		s.tree.Ascend(s.collectFn)
-	case d == forward:
-		s.tree.AscendGreaterOrEqual(s.seg.entry(from), s.collectFn)
-	case from == nil:
-		s.tree.Descend(s.collectFn)
-	default:
-		s.tree.DescendLessOrEqual(s.seg.entry(from), s.collectFn)
+	if s.tree == nil {
+		s.tree = s.seg.readTree.Load()
+	}
+	if s.tree != nil || !s.seg.readLive(s, d, from) {
+		s.iterate(s.tree, d, from)
 	}
 	s.more = len(s.buf) == s.fill
 	s.skipPivot = false
 	s.pivot = encoding.KeyValue{}
 }
 
+// iterate collects cells of t for refill.
+func (s *SegmentScanner) iterate(t *btree.BTreeG[entry], d direction, from *encoding.KeyValue) {
+	switch {
+	case d == forward && from == nil:
+		t.Ascend(s.collectFn)
+	case d == forward:
+		t.AscendGreaterOrEqual(s.seg.entry(from, 0), s.collectFn)
+	case from == nil:
+		t.Descend(s.collectFn)
+	default:
+		t.DescendLessOrEqual(s.seg.entry(from, 0), s.collectFn)
+	}
+}
+
 // collect is the B-tree iterator of refill.
 func (s *SegmentScanner) collect(e entry) bool {
 	kv := e.kv
-	if kv.SeqNum > s.readPoint {
+	if kv.SeqNum > s.readPoint || e.ver() > s.ver {
 		return true
 	}
 	if s.skipPivot && kv.SeqNum == math.MaxUint64 && s.cmp.CompareKeyValues(kv, &s.pivot) == 0 {

@@ -151,12 +151,34 @@ func runScannerRandom(t *testing.T, cmp *encoding.Comparer, rng *rand.Rand, seed
 				vis = append(vis, c)
 			}
 		}
-		checkScannerOps(t, cmp, g, s, vis, readPoint, seed)
+		// The random operations interleave writes, which the scanner, opened
+		// before them, must not see whatever their sequence ids. They add
+		// cells not in the model: a scanner may see a replaced cell in either
+		// form (see TestScannerSnapshot).
+		var added []*encoding.KeyValue
+		has := func(cells []*encoding.KeyValue, c *encoding.KeyValue) bool {
+			return slices.ContainsFunc(cells, func(m *encoding.KeyValue) bool { return cmp.CompareKeyValues(m, c) == 0 })
+		}
+		write := func() {
+			for range 10 {
+				if c := g.cell(maxSeq); !has(model, c) && !has(added, c) {
+					s.Add(c)
+					added = append(added, c)
+					return
+				}
+			}
+		}
+		checkScannerOps(t, cmp, g, s, vis, readPoint, seed, write)
+		model = append(model, added...)
+		slices.SortFunc(model, cmp.CompareKeyValues)
 	}
 }
 
+// checkScannerOps checks a scanner of s at readPoint against vis, its visible
+// cells. write, called now and then once the scanner is open, adds a cell to
+// s that the scanner must not see.
 func checkScannerOps(t *testing.T, cmp *encoding.Comparer, g *randGen, s *Segment,
-	vis []*encoding.KeyValue, readPoint encoding.SeqNum, seed uint64) {
+	vis []*encoding.KeyValue, readPoint encoding.SeqNum, seed uint64, write func()) {
 	sc := s.NewScanner(readPoint)
 	defer sc.Close()
 	rng := g.rng
@@ -183,9 +205,15 @@ func checkScannerOps(t *testing.T, cmp *encoding.Comparer, g *randGen, s *Segmen
 	sc = s.NewScanner(readPoint)
 	pos, positioned := 0, false
 	var ops []string
+	// Writes between operations make some refills read the live tree and
+	// some clone it; runs of operations without writes make clones cached.
+	writeOdds := 1 + rng.IntN(8)
 	for range 400 {
 		var got *encoding.KeyValue
 		var op string
+		if rng.IntN(writeOdds) == 0 {
+			write()
+		}
 		switch k := rng.IntN(20); {
 		case k < 4:
 			key := g.key(vis, pos)
@@ -239,6 +267,9 @@ func checkScannerOps(t *testing.T, cmp *encoding.Comparer, g *randGen, s *Segmen
 			reps := rng.IntN(600)
 			op += fmt.Sprintf("x%d", reps+1)
 			for range reps {
+				if rng.IntN(32*writeOdds) == 0 {
+					write()
+				}
 				if op[0] == 'N' {
 					got = sc.Next()
 					pos = min(pos+1, len(vis))
