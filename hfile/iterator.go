@@ -84,13 +84,24 @@ func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
 func (r *Reader) NewIterator(cacheBlocks bool) *Iterator {
+	it := &Iterator{}
+	r.InitIterator(it, cacheBlocks)
+	return it
+}
+
+// InitIterator makes *it a new unpositioned iterator of r, as NewIterator
+// returns, reusing its memory: a point read keeps its iterators in a
+// reusable struct instead of allocating them. it must be zero or closed.
+func (r *Reader) InitIterator(it *Iterator, cacheBlocks bool) {
+	nextBuf := it.nextBuf[:0]
+	*it = Iterator{r: r, cacheBlocks: cacheBlocks, nextBuf: nextBuf}
 	if s, ok := r.seekers.Get().(encoding.Seeker); ok {
 		// Its state is stale until the first block's Init, which comes
 		// before any other use (setBlock).
-		return &Iterator{r: r, cacheBlocks: cacheBlocks, seeker: s}
+		it.seeker = s
+		return
 	}
-	s, err := encoding.NewSeeker(r.encoding, r.format, r.cmp)
-	return &Iterator{r: r, cacheBlocks: cacheBlocks, seeker: s, err: err}
+	it.seeker, it.err = encoding.NewSeeker(r.encoding, r.format, r.cmp)
 }
 
 // Err returns the error that stopped the iterator, if any.
@@ -271,6 +282,9 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 			}
 			return encoding.SeekPrecedesBlock, nil
 		}
+		if !it.nextKnown {
+			it.learnNextIndexed()
+		}
 		if it.nextKnown && (it.nextIndexed == nil || it.r.cmp.CompareKeys(key, it.nextIndexed) < 0) {
 			res, err := it.seeker.SeekToKeyInBlock(key, false)
 			if err != nil {
@@ -280,6 +294,22 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 		}
 	}
 	return it.SeekTo(key)
+}
+
+// learnNextIndexed finds the index key of the block after the current one,
+// which an iterator that reached the block by Next does not know, with one
+// index walk by the block's first key: without it every Reseek in the
+// block (a scan's move to the next column or row) would walk the index.
+func (it *Iterator) learnNextIndexed() {
+	off, _, next, found, err := it.r.lookupDataBlock(it.seeker.FirstKey())
+	if err != nil || !found || off != it.blk.Offset {
+		return // leave it unknown: Reseek falls back to SeekTo
+	}
+	if next != nil {
+		it.nextBuf = append(it.nextBuf[:0], next...)
+		next = it.nextBuf
+	}
+	it.nextIndexed, it.nextKnown = next, true
 }
 
 // SeekBefore positions on the last cell strictly before key. It returns

@@ -74,6 +74,13 @@ type Reader struct {
 	// random-read profile).
 	seekers sync.Pool
 
+	// metaBlocks keeps, when the reader has no block cache, the non-root
+	// index and bloom blocks it has read (offset -> *Block): every seek
+	// walks the index and every Get reads a bloom chunk, and without a
+	// cache each would read and parse a 128 KiB block from the file. They
+	// are about 2% of a file, and HBase keeps them cached too.
+	metaBlocks sync.Map
+
 	// Counters, read by tools and metrics.
 	blocksRead atomic.Int64
 	bytesRead  atomic.Int64
@@ -300,17 +307,23 @@ func (r *Reader) corruptf(off int64, format string, args ...interface{}) error {
 // readBlock returns the block at off through the cache. onDiskSize is the
 // block's size with header and checksums, or -1 if unknown.
 func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
-	if c := r.opts.Cache; c != nil {
+	c := r.opts.Cache
+	if c != nil {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
 			return b, nil
 		}
+	} else if b, ok := r.metaBlocks.Load(off); ok {
+		return b.(*Block), nil
 	}
 	b, err := r.readBlockUncached(off, onDiskSize)
 	if err != nil {
 		return nil, errors.Wrapf(err, "hfile %s", r.name)
 	}
-	if c := r.opts.Cache; c != nil && (cacheIt || !b.Type.IsData()) {
+	switch {
+	case c != nil && (cacheIt || !b.Type.IsData()):
 		c.CacheBlock(r.opts.FileID, off, b, r.opts.InMemory)
+	case c == nil && (b.Type.IsIndex() || b.Type == BlockBloomChunk):
+		r.metaBlocks.Store(off, b)
 	}
 	return b, nil
 }

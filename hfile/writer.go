@@ -13,9 +13,18 @@ import (
 	"github.com/regionkv/regionkv/encoding"
 )
 
-// Defaults, as HBase's.
+// Defaults. DefaultIndexBlockMaxSize is HBase's; DefaultBlockSize is not.
 const (
-	DefaultBlockSize         = 64 << 10
+	// DefaultBlockSize is 4 KiB where HBase's is 64 KiB, as Pebble's and
+	// LevelDB's. A point read that misses the block cache reads, checksums
+	// and decompresses a whole block, and a cache of a tenth of the data
+	// holds 16 times more of the hot spots in 4 KiB blocks. Measured with
+	// the peer harness (1M 14-byte keys, 100-byte values, FAST_DIFF +
+	// SNAPPY, one file), 64 KiB -> 4 KiB: random reads with a cache of 10%
+	// of the data 11.5k -> 93k Gets/s, all cached 39k -> 126k, scans 0.50M
+	// -> 1.07M rows/s; the file grows by 1% (index and block headers).
+	// Families that are only scanned can still ask for 64 KiB (BLOCKSIZE).
+	DefaultBlockSize         = 4 << 10
 	DefaultIndexBlockMaxSize = 128 << 10
 )
 
@@ -23,7 +32,8 @@ const (
 // HBase's default.
 type WriterOptions struct {
 	// BlockSize is the target uncompressed size of a data block (HBase's
-	// BLOCKSIZE); blocks close once they reach it. Default 64 KiB.
+	// BLOCKSIZE); blocks close once they reach it. Default
+	// DefaultBlockSize (4 KiB; HBase's is 64 KiB).
 	BlockSize int
 	// Encoding is the data block encoding. Default NONE.
 	Encoding encoding.DataBlockEncoding

@@ -127,6 +127,63 @@ func (g *Get) AddColumn(family, qualifier []byte) *Get {
 // first: HBase's Result.
 type Result struct {
 	Cells []*encoding.KeyValue
+
+	// The memory of the cells of a result the region built: their bytes,
+	// their structs, and inline room for a one-cell row, so that a Get
+	// into a new Result allocates it and one buffer. GetInto reuses it.
+	buf  []byte
+	kvs  []encoding.KeyValue
+	kv1  encoding.KeyValue
+	ptr1 [1]*encoding.KeyValue
+}
+
+// reset empties r for reuse; its cells' memory is overwritten from now on.
+func (r *Result) reset() {
+	clear(r.Cells)
+	r.Cells, r.buf, r.kvs = r.Cells[:0], r.buf[:0], r.kvs[:0]
+	if r.Cells == nil {
+		r.Cells = r.ptr1[:0]
+	}
+}
+
+// add appends copies of cells to r, in r's own memory.
+func (r *Result) add(cells []*encoding.KeyValue) {
+	if len(cells) == 0 {
+		return
+	}
+	n := 0
+	for _, c := range cells {
+		n += len(c.Row) + len(c.Family) + len(c.Qualifier) + len(c.Value) + len(c.Tags)
+	}
+	if cap(r.buf)-len(r.buf) < n {
+		// Grow once for this batch; cells already added keep the old
+		// buffer, which stays valid.
+		r.buf = make([]byte, 0, max(n, 2*cap(r.buf)))
+	}
+	take := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		p := len(r.buf)
+		r.buf = append(r.buf, b...)
+		return r.buf[p:len(r.buf):len(r.buf)]
+	}
+	for _, c := range cells {
+		var kv *encoding.KeyValue
+		if len(r.Cells) == 0 && len(r.kvs) == 0 {
+			kv = &r.kv1
+		} else {
+			if len(r.kvs) == cap(r.kvs) {
+				// As buf: earlier cells keep the old array.
+				r.kvs = make([]encoding.KeyValue, 0, max(4, 2*cap(r.kvs)))
+			}
+			r.kvs = append(r.kvs, encoding.KeyValue{})
+			kv = &r.kvs[len(r.kvs)-1]
+		}
+		*kv = encoding.KeyValue{Row: take(c.Row), Family: take(c.Family), Qualifier: take(c.Qualifier),
+			Timestamp: c.Timestamp, Type: c.Type, SeqNum: c.SeqNum, Value: take(c.Value), Tags: take(c.Tags)}
+		r.Cells = append(r.Cells, kv)
+	}
 }
 
 // IsEmpty reports whether the row had no matching cells.

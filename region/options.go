@@ -28,7 +28,8 @@ type FamilyOptions struct {
 	// Bloom is BLOOMFILTER; HBase's default is ROW. Set NoBloom to disable.
 	Bloom   hfile.BloomType
 	NoBloom bool
-	// BlockSize is BLOCKSIZE (default 64 KiB).
+	// BlockSize is BLOCKSIZE (default hfile.DefaultBlockSize, 4 KiB, where
+	// HBase's is 64 KiB: see there why).
 	BlockSize int
 	// InMemory gives the family's blocks in-memory priority in the cache.
 	InMemory bool

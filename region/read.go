@@ -2,32 +2,67 @@ package region
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/memstore"
 	"github.com/regionkv/regionkv/scanner"
 )
 
-// Get reads one row at the current read point.
+// Get reads one row at the current read point. The Result is the
+// caller's to keep.
 func (r *Region) Get(g *Get) (*Result, error) {
+	return r.GetInto(g, &Result{})
+}
+
+// GetInto is Get reading into res, whose memory it reuses: the cells of
+// the previous result read into res (and every slice in them) become
+// invalid, and those of the new one stay valid until res is used again. A
+// point read loop that reuses one Result allocates nothing in the steady
+// state. It returns res.
+func (r *Region) GetInto(g *Get, res *Result) (*Result, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
 	r.stats.gets.Add(1)
-	return r.get(g)
+	return r.getInto(g, res)
 }
 
-func (r *Region) get(g *Get) (*Result, error) {
+// get is Get for the region's own reads (increment, check-and-mutate, ...).
+func (r *Region) get(g *Get) (*Result, error) { return r.getInto(g, &Result{}) }
+
+// getter is the reusable memory of one Get: the store scanner, the scanners
+// it merges and the buffers that find them. Gets take one from a pool, so
+// a Get allocates only its Result.
+type getter struct {
+	wants []storeWant
+	cols  [][]byte
+	ss    scanner.StoreScanner
+	kvs   []scanner.KeyValueScanner
+	segs  []*memstore.SegmentScanner
+	mems  []scanner.MemStoreScanner
+	files []*StoreFile // files a store's scanners read, released after them
+	fscs  []scanner.StoreFileScanner
+	cells []*encoding.KeyValue
+}
+
+var getters = sync.Pool{New: func() any { return &getter{} }}
+
+func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if len(g.Row) == 0 || len(g.Row) > encoding.MaxRowLen {
 		return nil, errors.Newf("region: row length %d must be 1..%d", len(g.Row), encoding.MaxRowLen)
 	}
-	wants, err := r.wantedStores(g.Columns)
+	res.reset()
+	gt := getters.Get().(*getter)
+	defer gt.done()
+	var err error
+	gt.wants, gt.cols, err = r.appendWantedStores(gt.wants[:0], gt.cols[:0], g.Columns)
 	if err != nil {
 		return nil, err
 	}
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
-	res := &Result{}
 	f := g.Filter
 	if f != nil {
 		f.SetReversed(false)
@@ -43,13 +78,15 @@ func (r *Region) get(g *Get) (*Result, error) {
 			return res, nil
 		}
 	}
-	for _, w := range wants {
+	for i := range gt.wants {
+		w := &gt.wants[i]
 		var bloomQual []byte
 		if len(w.cols) == 1 {
 			bloomQual = w.cols[0]
 		}
-		scanners, err := w.s.scanners(readPoint, g.Row, bloomQual, true)
+		scanners, err := w.s.getScanners(gt, readPoint, g.Row, bloomQual)
 		if err != nil {
+			gt.releaseFiles()
 			return nil, err
 		}
 		maxVersions := g.MaxVersions
@@ -60,15 +97,21 @@ func (r *Region) get(g *Get) (*Result, error) {
 		opts := scanner.QueryOptions{
 			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now,
 			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: w.s.opts.MaxVersions,
+			ReuseCells: true,
 		}
-		ss, err := scanner.NewStoreScanner(r.cmp, scanners, opts)
-		if err != nil {
-			return nil, err
+		err = gt.ss.Reset(r.cmp, scanners, opts)
+		if err == nil {
+			if pr := gt.ss.PeekRow(); pr != nil && bytes.Equal(pr, g.Row) {
+				gt.cells, err = gt.ss.Row(gt.cells[:0])
+				if err == nil {
+					// The cells live in the store scanner's memory until
+					// its next use: copy them into the result.
+					res.add(gt.cells)
+				}
+			}
+			gt.ss.Close()
 		}
-		if ss.PeekRow() != nil && bytes.Equal(ss.PeekRow(), g.Row) {
-			res.Cells, err = ss.Row(res.Cells)
-		}
-		ss.Close()
+		gt.releaseFiles()
 		if err != nil {
 			return nil, errors.Wrapf(err, "region %s: get", r.dir)
 		}
@@ -78,11 +121,29 @@ func (r *Region) get(g *Get) (*Result, error) {
 			res.Cells = f.FilterRowCells(res.Cells)
 		}
 		if len(res.Cells) > 0 && f.FilterRow() {
-			res.Cells = nil
+			res.Cells = res.Cells[:0]
 		}
 		f.Reset()
 	}
 	return res, nil
+}
+
+// done returns gt to the pool, without references to the caller's memory.
+func (gt *getter) done() {
+	clear(gt.wants[:cap(gt.wants)])
+	clear(gt.cols[:cap(gt.cols)])
+	gt.wants, gt.cols = gt.wants[:0], gt.cols[:0]
+	getters.Put(gt)
+}
+
+// releaseFiles drops the references a Get's scanners held on store files.
+func (gt *getter) releaseFiles() {
+	for i, f := range gt.files {
+		f.release()
+		gt.files[i] = nil
+	}
+	gt.files = gt.files[:0]
+	clear(gt.cells[:cap(gt.cells)])
 }
 
 // storeWant is a store a read touches and the qualifiers it wants of it
@@ -94,34 +155,47 @@ type storeWant struct {
 
 // wantedStores resolves a read's columns to stores, in family order.
 func (r *Region) wantedStores(columns []Column) ([]storeWant, error) {
-	var wants []storeWant
+	wants, _, err := r.appendWantedStores(nil, nil, columns)
+	return wants, err
+}
+
+// appendWantedStores is wantedStores appending to wants, with the
+// qualifiers of every store appended to cols.
+func (r *Region) appendWantedStores(wants []storeWant, cols [][]byte, columns []Column) ([]storeWant, [][]byte, error) {
 	if len(columns) == 0 {
 		for _, s := range r.stores {
 			wants = append(wants, storeWant{s: s})
 		}
-		return wants, nil
+		return wants, cols, nil
 	}
-	byName := map[string]*storeWant{}
 	for _, c := range columns {
-		s := r.byFamily[string(c.Family)]
-		if s == nil {
-			return nil, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", c.Family, r.dir)
-		}
-		w := byName[s.opts.Name]
-		if w == nil {
-			w = &storeWant{s: s, cols: [][]byte{}}
-			byName[s.opts.Name] = w
-		}
-		if c.Qualifier == nil {
-			w.cols = nil // the whole family wins
-		} else if w.cols != nil {
-			w.cols = append(w.cols, c.Qualifier)
+		if r.byFamily[string(c.Family)] == nil {
+			return wants, cols, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", c.Family, r.dir)
 		}
 	}
+	// Stores are few: a pass over the columns per store needs no map.
 	for _, s := range r.stores {
-		if w := byName[s.opts.Name]; w != nil {
-			wants = append(wants, *w)
+		named, whole := false, false
+		from := len(cols)
+		for _, c := range columns {
+			if string(c.Family) != s.opts.Name {
+				continue
+			}
+			named = true
+			if c.Qualifier == nil {
+				whole = true // the whole family wins
+			} else {
+				cols = append(cols, c.Qualifier)
+			}
 		}
+		if !named {
+			continue
+		}
+		w := storeWant{s: s}
+		if !whole {
+			w.cols = cols[from:len(cols):len(cols)]
+		}
+		wants = append(wants, w)
 	}
-	return wants, nil
+	return wants, cols, nil
 }

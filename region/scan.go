@@ -59,6 +59,8 @@ type Scanner struct {
 	stores  []*scanner.StoreScanner
 	rows    int
 	pending []*encoding.KeyValue // rest of a row being split
+	cells   []*encoding.KeyValue // the current row's cells, reused
+	rowBuf  []byte               // the current row's key
 	done    bool
 	closed  bool
 	metrics ScanMetrics
@@ -107,6 +109,9 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
 			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: w.s.opts.MaxVersions,
+			// Cells are copied into each Result (or not at all by NextInto's
+			// caller-owned one), so the store scanners reuse their memory.
+			ReuseCells: true,
 		})
 		if err != nil {
 			sc.Close()
@@ -117,13 +122,31 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	return sc, nil
 }
 
-// Next returns the next row (or part of one), or nil at the end.
+// Next returns the next row (or part of one), or nil at the end. The
+// result is the caller's to keep.
 func (sc *Scanner) Next() (*ScanResult, error) {
+	res := &ScanResult{}
+	ok, err := sc.NextInto(res)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return res, nil
+}
+
+// NextInto reads the next row (or part of one) into res, reusing its
+// memory as GetInto does: the cells of the previous result read into res
+// become invalid, the new ones stay valid until res is used again. A scan
+// loop that reuses one ScanResult allocates nothing per row in the steady
+// state. It returns false at the end.
+func (sc *Scanner) NextInto(res *ScanResult) (bool, error) {
+	res.reset()
+	res.Partial = false
 	if sc.closed {
-		return nil, errors.New("region: scanner closed")
+		return false, errors.New("region: scanner closed")
 	}
 	if len(sc.pending) > 0 {
-		return sc.emit(sc.pending), nil
+		sc.emit(res, sc.pending)
+		return true, nil
 	}
 	f := sc.scan.Filter
 	for !sc.done {
@@ -155,18 +178,19 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			sc.done = true
 			break
 		}
-		row = append([]byte(nil), row...)
+		row = append(sc.rowBuf[:0], row...)
+		sc.rowBuf = row
 		sc.metrics.RowsScanned++
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
-				return nil, errors.Wrapf(err, "region %s: scan filter", sc.r.dir)
+				return false, errors.Wrapf(err, "region %s: scan filter", sc.r.dir)
 			}
 			if skip {
 				for _, ss := range sc.stores {
 					if pr := ss.PeekRow(); pr != nil && sc.r.cmp.CompareRows(pr, row) == 0 {
 						if err := ss.SkipRow(); err != nil {
-							return nil, errors.Wrapf(err, "region %s: scan", sc.r.dir)
+							return false, errors.Wrapf(err, "region %s: scan", sc.r.dir)
 						}
 					}
 				}
@@ -175,7 +199,7 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 				continue
 			}
 		}
-		var cells []*encoding.KeyValue
+		cells := sc.cells[:0]
 		for _, ss := range sc.stores {
 			pr := ss.PeekRow()
 			if pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
@@ -184,10 +208,11 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			n := len(cells)
 			var err error
 			if cells, err = ss.Row(cells); err != nil {
-				return nil, errors.Wrapf(err, "region %s: scan", sc.r.dir)
+				return false, errors.Wrapf(err, "region %s: scan", sc.r.dir)
 			}
 			cells = applyStoreLimits(cells, n, sc.scan.StoreOffset, sc.scan.StoreLimit)
 		}
+		sc.cells = cells
 		if f != nil {
 			if f.HasFilterRow() {
 				cells = f.FilterRowCells(cells)
@@ -204,9 +229,10 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 			continue
 		}
 		sc.rows++
-		return sc.emit(cells), nil
+		sc.emit(res, cells)
+		return true, nil
 	}
-	return nil, nil
+	return false, nil
 }
 
 // applyStoreLimits keeps, of the family's cells cells[from:], StoreLimit
@@ -226,9 +252,11 @@ func applyStoreLimits(cells []*encoding.KeyValue, from, offset, limit int) []*en
 	return append(cells[:from], fam...)
 }
 
-// emit returns the first Result of cells, splitting by Batch and
-// MaxResultSize, and keeps the rest pending.
-func (sc *Scanner) emit(cells []*encoding.KeyValue) *ScanResult {
+// emit copies into res the first Result of cells, splitting by Batch and
+// MaxResultSize, and keeps the rest pending. The pending cells stay in the
+// store scanners' memory, which they reuse only on their next row: every
+// part of this row is emitted before that.
+func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue) {
 	n := len(cells)
 	if sc.scan.Batch > 0 && n > sc.scan.Batch {
 		n = sc.scan.Batch
@@ -243,10 +271,9 @@ func (sc *Scanner) emit(cells []*encoding.KeyValue) *ScanResult {
 			}
 		}
 	}
-	res := &ScanResult{Result: Result{Cells: cells[:n:n]}}
+	res.add(cells[:n])
 	sc.pending = cells[n:]
 	res.Partial = len(sc.pending) > 0
-	return res
 }
 
 // Close releases the scanner.

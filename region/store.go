@@ -223,6 +223,58 @@ func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte
 	return out, nil
 }
 
+// getScanners is scanners for a Get of row, built in gt's reusable memory:
+// one scanner per memstore segment and per file whose blooms may hold row
+// (and qualifier, if not nil). The files stay referenced in gt.files until
+// gt.releaseFiles, which the caller runs after closing the scanners.
+func (s *Store) getScanners(gt *getter, readPoint encoding.SeqNum, row, qualifier []byte) ([]scanner.KeyValueScanner, error) {
+	s.mu.RLock()
+	gt.segs = s.mem.AppendScanners(gt.segs[:0], readPoint)
+	from := len(gt.files)
+	gt.files = append(gt.files, s.files...)
+	for _, f := range gt.files[from:] {
+		f.acquire()
+	}
+	s.mu.RUnlock()
+
+	files := gt.files[from:]
+	if cap(gt.mems) < len(gt.segs) {
+		gt.mems = make([]scanner.MemStoreScanner, len(gt.segs))
+	}
+	if cap(gt.fscs) < len(files) {
+		gt.fscs = make([]scanner.StoreFileScanner, len(files))
+	}
+	gt.mems, gt.fscs = gt.mems[:len(gt.segs)], gt.fscs[:len(files)]
+	out := gt.kvs[:0]
+	order := int64(math.MaxInt64)
+	for i, ss := range gt.segs {
+		gt.mems[i].Reset(ss, order)
+		out = append(out, &gt.mems[i])
+		order--
+	}
+	clear(gt.segs)
+	n := 0
+	for i := len(files) - 1; i >= 0; i-- {
+		f := files[i]
+		ok, err := s.mayContain(f, row, qualifier)
+		if err != nil {
+			for _, o := range out {
+				o.Close()
+			}
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		fs := &gt.fscs[n]
+		n++
+		fs.Reset(f.Reader, readPoint, int64(i), true)
+		out = append(out, fs)
+	}
+	gt.kvs = out
+	return out, nil
+}
+
 // mayContain asks f's blooms whether a Get of row (and qualifier, if not
 // nil) could find anything in it, delete-family markers included.
 func (s *Store) mayContain(f *StoreFile, row, qualifier []byte) (bool, error) {

@@ -51,9 +51,17 @@ func (h *scannerHeap) Pop() any {
 // NewKeyValueHeap builds a heap over positioned scanners; exhausted ones are
 // left out (but still closed by Close).
 func NewKeyValueHeap(cmp *encoding.Comparer, scanners []KeyValueScanner, reversed bool) *KeyValueHeap {
-	kh := &KeyValueHeap{cmp: cmp, h: scannerHeap{cmp: cmp, reversed: reversed}, all: scanners}
-	kh.rebuild()
+	kh := &KeyValueHeap{}
+	kh.reset(cmp, scanners, reversed)
 	return kh
+}
+
+// reset makes kh a heap over scanners, reusing its memory.
+func (kh *KeyValueHeap) reset(cmp *encoding.Comparer, scanners []KeyValueScanner, reversed bool) {
+	kh.cmp, kh.all = cmp, scanners
+	kh.h.cmp, kh.h.reversed = cmp, reversed
+	kh.rowBuf, kh.keyBuf = kh.rowBuf[:0], kh.keyBuf[:0]
+	kh.rebuild()
 }
 
 func (kh *KeyValueHeap) rebuild() {
@@ -209,5 +217,7 @@ func (kh *KeyValueHeap) Close() {
 	for _, s := range kh.all {
 		s.Close()
 	}
-	kh.all, kh.h.s = nil, nil
+	// Keep the heap's slice for reuse, without the scanners.
+	clear(kh.h.s[:cap(kh.h.s)])
+	kh.all, kh.h.s = nil, kh.h.s[:0]
 }

@@ -3,7 +3,7 @@ package scanner
 import (
 	"bytes"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -106,26 +106,36 @@ type QueryMatcher struct {
 	// Explicit columns: index of the next wanted column.
 	colIdx int
 	err    error
+	// colsBuf holds a sorted copy of the columns when they came unsorted.
+	colsBuf [][]byte
 }
 
 // NewQueryMatcher returns a matcher for opts.
 func NewQueryMatcher(cmp *encoding.Comparer, opts QueryOptions) *QueryMatcher {
+	m := &QueryMatcher{}
+	m.reset(cmp, opts)
+	return m
+}
+
+// reset makes m a new matcher for opts, reusing its memory.
+func (m *QueryMatcher) reset(cmp *encoding.Comparer, opts QueryOptions) {
 	if opts.MaxVersions <= 0 {
 		opts.MaxVersions = 1
 	}
 	if opts.TimeRange == (TimeRange{}) {
 		opts.TimeRange = AllTime
 	}
-	if len(opts.Columns) > 1 {
-		cols := append([][]byte(nil), opts.Columns...)
-		sort.Slice(cols, func(i, j int) bool { return bytes.Compare(cols[i], cols[j]) < 0 })
+	cols := m.colsBuf[:0]
+	if len(opts.Columns) > 1 && !slices.IsSortedFunc(opts.Columns, bytes.Compare) {
+		cols = append(cols, opts.Columns...)
+		slices.SortFunc(cols, bytes.Compare)
 		opts.Columns = cols
 	}
-	m := &QueryMatcher{cmp: cmp, opts: opts, oldestTS: math.MinInt64}
+	*m = QueryMatcher{cmp: cmp, opts: opts, oldestTS: math.MinInt64, colsBuf: cols,
+		row: m.row[:0], col: m.col[:0], familyVersions: m.familyVersions[:0], versionDeletes: m.versionDeletes[:0]}
 	if opts.TTLMillis > 0 {
 		m.oldestTS = opts.NowMillis - opts.TTLMillis
 	}
-	return m
 }
 
 // SetRow starts a new row.

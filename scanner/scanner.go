@@ -46,9 +46,17 @@ type MemStoreScanner struct {
 // NewMemStoreScanner wraps s; memstore segments are newer than any file, so
 // give them the highest orders.
 func NewMemStoreScanner(s *memstore.SegmentScanner, order int64) *MemStoreScanner {
-	m := &MemStoreScanner{s: s, order: order}
+	m := &MemStoreScanner{}
+	m.Reset(s, order)
 	m.cur = s.SeekToFirst()
 	return m
+}
+
+// Reset makes *m an unpositioned scanner of s (Peek returns nil until a
+// seek), reusing its memory. A StoreScanner seeks every scanner it is given,
+// so positioning on the first cell first would be wasted work.
+func (m *MemStoreScanner) Reset(s *memstore.SegmentScanner, order int64) {
+	m.s, m.order, m.keyBuf, m.cur = s, order, m.keyBuf[:0], nil
 }
 
 func (m *MemStoreScanner) Peek() *encoding.KeyValue { return m.cur }
@@ -93,7 +101,7 @@ func (m *MemStoreScanner) Close()       { m.s.Close() }
 // StoreFileScanner reads one store file at a read point: HBase's
 // StoreFileScanner over an hfile.Iterator.
 type StoreFileScanner struct {
-	it        *hfile.Iterator
+	it        hfile.Iterator
 	r         *hfile.Reader
 	cmp       *encoding.Comparer
 	readPoint encoding.SeqNum
@@ -115,7 +123,18 @@ type StoreFileScanner struct {
 
 // NewStoreFileScanner returns an unpositioned scanner of r; call Seek first.
 func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) *StoreFileScanner {
-	return &StoreFileScanner{it: r.NewIterator(cacheBlocks), r: r, cmp: r.Comparer(), readPoint: readPoint, order: order}
+	s := &StoreFileScanner{}
+	s.Reset(r, readPoint, order, cacheBlocks)
+	return s
+}
+
+// Reset makes *s a new unpositioned scanner of r, as NewStoreFileScanner
+// returns, reusing its memory. s must be zero or closed.
+func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) {
+	hint, target, target2 := s.hint[:0], s.target[:0], s.target2[:0]
+	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order,
+		hint: hint, target: target, target2: target2}
+	r.InitIterator(&s.it, cacheBlocks)
 }
 
 func (s *StoreFileScanner) Peek() *encoding.KeyValue {

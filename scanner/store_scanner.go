@@ -12,8 +12,8 @@ import (
 // steps back with SeekToPreviousRow (a seekBefore plus a forward reseek,
 // HBASE-28043), and values are copied only for the cells it returns.
 type StoreScanner struct {
-	heap     *KeyValueHeap
-	matcher  *QueryMatcher
+	heap     KeyValueHeap
+	matcher  QueryMatcher
 	cmp      *encoding.Comparer
 	reversed bool
 	reuse    bool
@@ -31,26 +31,44 @@ type StoreScanner struct {
 // at the last row <= it) and returns a StoreScanner over them. It takes
 // ownership of the scanners.
 func NewStoreScanner(cmp *encoding.Comparer, scanners []KeyValueScanner, opts QueryOptions) (*StoreScanner, error) {
-	s := &StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, filter: opts.Filter, matcher: NewQueryMatcher(cmp, opts)}
-	s.heap = NewKeyValueHeap(cmp, scanners, opts.Reversed)
-	var err error
-	switch {
-	case !opts.Reversed && opts.StartExclusive:
-		err = s.heap.Seek(encoding.LastOnRow(nil, opts.StartRow))
-	case !opts.Reversed:
-		err = s.heap.Seek(encoding.FirstOnRow(nil, opts.StartRow))
-	case opts.StartRow == nil:
-		err = s.heap.SeekToLastRow()
-	case opts.StartExclusive:
-		err = s.heap.SeekToPreviousRowAll(encoding.FirstOnRow(nil, opts.StartRow))
-	default:
-		err = s.heap.BackwardSeekAll(encoding.FirstOnRow(nil, opts.StartRow))
-	}
-	if err != nil {
-		s.heap.Close()
+	s := &StoreScanner{}
+	if err := s.Reset(cmp, scanners, opts); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Reset makes *s a new StoreScanner over scanners, as NewStoreScanner
+// returns, reusing the memory of its heap, matcher and buffers: a point
+// read keeps one in a reusable struct instead of allocating it. s must be
+// zero or closed. On error the scanners are closed.
+func (s *StoreScanner) Reset(cmp *encoding.Comparer, scanners []KeyValueScanner, opts QueryOptions) error {
+	*s = StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, filter: opts.Filter,
+		heap: s.heap, matcher: s.matcher, keyBuf: s.keyBuf[:0], rowBuf: s.rowBuf[:0], kvs: s.kvs[:0], buf: s.buf[:0]}
+	s.matcher.reset(cmp, opts)
+	s.heap.reset(cmp, scanners, opts.Reversed)
+	var err error
+	switch {
+	case !opts.Reversed && opts.StartExclusive:
+		s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], opts.StartRow)
+		err = s.heap.Seek(s.keyBuf)
+	case !opts.Reversed:
+		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], opts.StartRow)
+		err = s.heap.Seek(s.keyBuf)
+	case opts.StartRow == nil:
+		err = s.heap.SeekToLastRow()
+	case opts.StartExclusive:
+		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], opts.StartRow)
+		err = s.heap.SeekToPreviousRowAll(s.keyBuf)
+	default:
+		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], opts.StartRow)
+		err = s.heap.BackwardSeekAll(s.keyBuf)
+	}
+	if err != nil {
+		s.heap.Close()
+		return err
+	}
+	return nil
 }
 
 // PeekRow returns the row of the next cell the scanner will consider, nil
