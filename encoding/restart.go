@@ -134,3 +134,47 @@ func (s *seeker) jumpAhead(key Key) bool {
 	s.setPos(0)
 	return true
 }
+
+// extendBack decodes the sample run before the first kept cell and puts
+// its cells in front of the kept ones, so that a reverse scan, which steps
+// back a row at a time, decodes each cell of the block once: without it,
+// every step before the kept cells would start again from a sample and
+// drop what it decoded. It reports whether it extended.
+//
+// REQUIRES: s.idx != nil.
+func (s *seeker) extendBack() (bool, error) {
+	if s.first == 0 {
+		return false, nil
+	}
+	j := (s.first - 1) / RestartInterval
+	if j >= len(s.idx.cells) {
+		return false, nil
+	}
+	run := s.back[:0]
+	c := s.idx.cells[j]
+	if !s.idx.none {
+		k := s.sampleKey(j)
+		c.keyOff = int32(len(s.keys))
+		s.keys = append(s.keys, k...)
+	}
+	run = append(run, c)
+	for len(run) < s.first-j*RestartInterval {
+		run = append(run, cellState{})
+		n := len(run)
+		if err := s.decode(&run[n-1], &run[n-2], int(run[n-2].next)); err != nil {
+			s.back = run[:0]
+			return false, err
+		}
+	}
+	if run[len(run)-1].next != s.cells[0].offset {
+		s.back = run[:0]
+		return false, s.corruptf(int(s.cells[0].offset), "restart index sample %d does not lead to cell %d", j, s.first)
+	}
+	s.cells = append(s.cells, run...) // room for the run
+	copy(s.cells[len(run):], s.cells[:len(s.cells)-len(run)])
+	copy(s.cells, run)
+	s.back = run[:0]
+	s.first = j * RestartInterval
+	s.setPos(s.pos + len(run))
+	return true, nil
+}

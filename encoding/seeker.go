@@ -72,6 +72,8 @@ type seeker struct {
 	// idx, if set by InitIndexed, lets a seek skip ahead to the sample
 	// before its target instead of decoding every cell on the way.
 	idx *RestartIndex
+	// back is scratch for extendBack.
+	back []cellState
 }
 
 // minKeyBudget is the least maxKeyBytes, so that small blocks never drop
@@ -322,8 +324,13 @@ func (s *seeker) SeekBeforeKey(key Key) (int, error) {
 		// The answer is here or ahead.
 		return s.SeekToKeyInBlock(key, true)
 	}
-	// The answer is before the current cell, so it has been decoded:
-	// gallop back, then binary-search.
+	// The answer is before the current cell, so it has been decoded (or
+	// is before the kept cells): gallop back, then binary-search.
+	for s.idx != nil && s.first > 0 && s.cmp.CompareKeys(key, s.keyAt(0)) <= 0 {
+		if _, err := s.extendBack(); err != nil {
+			return 0, err
+		}
+	}
 	p := s.pos
 	lo, hi := -1, p // lo is -1 or key(lo) < key; key(hi) >= key
 	for step := 1; p-step >= 0; step *= 2 {

@@ -146,15 +146,21 @@ func (r *Result) reset() {
 	}
 }
 
+// cellBytes returns the bytes of the cells' slices.
+func cellBytes(cells []*encoding.KeyValue) int {
+	n := 0
+	for _, c := range cells {
+		n += len(c.Row) + len(c.Family) + len(c.Qualifier) + len(c.Value) + len(c.Tags)
+	}
+	return n
+}
+
 // add appends copies of cells to r, in r's own memory.
 func (r *Result) add(cells []*encoding.KeyValue) {
 	if len(cells) == 0 {
 		return
 	}
-	n := 0
-	for _, c := range cells {
-		n += len(c.Row) + len(c.Family) + len(c.Qualifier) + len(c.Value) + len(c.Tags)
-	}
+	n := cellBytes(cells)
 	if cap(r.buf)-len(r.buf) < n {
 		// Grow once for this batch; cells already added keep the old
 		// buffer, which stays valid.

@@ -61,6 +61,8 @@ type Scanner struct {
 	pending []*encoding.KeyValue // rest of a row being split
 	cells   []*encoding.KeyValue // the current row's cells, reused
 	rowBuf  []byte               // the current row's key
+	results []ScanResult         // what is left of Next's current block of results
+	slab    []byte               // Next's current block of cell bytes
 	done    bool
 	closed  bool
 	metrics ScanMetrics
@@ -124,13 +126,42 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 
 // Next returns the next row (or part of one), or nil at the end. The
 // result is the caller's to keep.
+//
+// Results are cut from blocks the scanner allocates for several rows at
+// a time (scanSlabRows results, scanSlabBytes of cell bytes), so that a
+// scan allocates about once per block rather than twice per row; a result
+// kept after the scan moves on keeps its block alive, at most about 40 KiB.
 func (sc *Scanner) Next() (*ScanResult, error) {
-	res := &ScanResult{}
-	ok, err := sc.NextInto(res)
+	if len(sc.results) == 0 {
+		sc.results = make([]ScanResult, scanSlabRows)
+	}
+	res := &sc.results[0]
+	sc.results = sc.results[1:]
+	ok, err := sc.nextInto(res, true)
 	if err != nil || !ok {
 		return nil, err
 	}
 	return res, nil
+}
+
+// Sizes of the blocks Next cuts its results from.
+const (
+	scanSlabRows  = 32
+	scanSlabBytes = 32 << 10
+)
+
+// carve returns an empty slice with room for n bytes for an owned result,
+// cut from the scanner's current block of cell bytes.
+func (sc *Scanner) carve(n int) []byte {
+	if n > scanSlabBytes/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(sc.slab)-len(sc.slab) < n {
+		sc.slab = make([]byte, 0, scanSlabBytes)
+	}
+	p := len(sc.slab)
+	sc.slab = sc.slab[:p+n]
+	return sc.slab[p : p : p+n]
 }
 
 // NextInto reads the next row (or part of one) into res, reusing its
@@ -138,14 +169,17 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 // become invalid, the new ones stay valid until res is used again. A scan
 // loop that reuses one ScanResult allocates nothing per row in the steady
 // state. It returns false at the end.
-func (sc *Scanner) NextInto(res *ScanResult) (bool, error) {
+func (sc *Scanner) NextInto(res *ScanResult) (bool, error) { return sc.nextInto(res, false) }
+
+// nextInto is NextInto; owned results get their cell bytes from carve.
+func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 	res.reset()
 	res.Partial = false
 	if sc.closed {
 		return false, errors.New("region: scanner closed")
 	}
 	if len(sc.pending) > 0 {
-		sc.emit(res, sc.pending)
+		sc.emit(res, sc.pending, owned)
 		return true, nil
 	}
 	f := sc.scan.Filter
@@ -229,7 +263,7 @@ func (sc *Scanner) NextInto(res *ScanResult) (bool, error) {
 			continue
 		}
 		sc.rows++
-		sc.emit(res, cells)
+		sc.emit(res, cells, owned)
 		return true, nil
 	}
 	return false, nil
@@ -256,7 +290,7 @@ func applyStoreLimits(cells []*encoding.KeyValue, from, offset, limit int) []*en
 // MaxResultSize, and keeps the rest pending. The pending cells stay in the
 // store scanners' memory, which they reuse only on their next row: every
 // part of this row is emitted before that.
-func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue) {
+func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned bool) {
 	n := len(cells)
 	if sc.scan.Batch > 0 && n > sc.scan.Batch {
 		n = sc.scan.Batch
@@ -270,6 +304,9 @@ func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue) {
 				break
 			}
 		}
+	}
+	if owned {
+		res.buf = sc.carve(cellBytes(cells[:n]))
 	}
 	res.add(cells[:n])
 	sc.pending = cells[n:]

@@ -238,8 +238,19 @@ func (s *StoreScanner) seekInRow(key encoding.Key) error {
 	return s.heap.Reseek(key)
 }
 
+// skipSteps is how many cells seekNextCol and seekNextRow step over with
+// Next before they give up and seek, as HBase's trySkipToNextColumn and
+// trySkipToNextRow do. The next column is most often the next cell (one
+// version per column, the usual case): a step decodes one cell, where a
+// seek compares against the index key and searches the block, and, in a
+// reverse scan, walks the index (BackwardSeek is a full Seek).
+const skipSteps = 4
+
 func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], kv.Row, kv.Family, kv.Qualifier)
+	if done, err := s.trySkip(false); done || err != nil {
+		return err
+	}
 	return s.seekInRow(s.keyBuf)
 }
 
@@ -249,7 +260,33 @@ func (s *StoreScanner) seekNextRow() error {
 		return s.heap.SeekToPreviousRow(s.keyBuf)
 	}
 	s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], s.matcher.Row())
+	if done, err := s.trySkip(true); done || err != nil {
+		return err
+	}
 	return s.heap.Reseek(s.keyBuf)
+}
+
+// trySkip steps with Next over the cells up to s.keyBuf, the last key of
+// the column (or, wholeRow, the row) being left, for at most skipSteps
+// cells. It reports whether the scanner got past it; if not, the caller
+// seeks. The cells stepped over are exactly those the seek would skip. A
+// reversed heap leaves a row for the row before it, which also ends the
+// column.
+func (s *StoreScanner) trySkip(wholeRow bool) (bool, error) {
+	row := s.matcher.Row()
+	for i := 0; i < skipSteps; i++ {
+		if err := s.heap.Next(); err != nil {
+			return false, err
+		}
+		top := s.heap.Peek()
+		if top == nil || s.cmp.CompareRows(top.Row, row) != 0 {
+			return true, nil
+		}
+		if !wholeRow && s.cmp.CompareKeyValueKey(top, s.keyBuf) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Close releases the scanners.
