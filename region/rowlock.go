@@ -1,6 +1,8 @@
 package region
 
 import (
+	"bytes"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -10,31 +12,66 @@ import (
 // rowLocks are HBase's per-row read/write locks: puts and deletes share a
 // row, increment / append / check-and-mutate take it exclusively. A waiter
 // gives up after the configured wait (hbase.rowlock.wait.duration).
+//
+// The table of held locks is split into shards by a hash of the row, each
+// with its own mutex, so writers of different rows rarely meet on one; a
+// shard's map is keyed by the hash (rows that collide are chained), and
+// released lock objects are kept for reuse with their row buffers, so taking
+// an uncontended lock allocates nothing. The zero value is ready for use.
 type rowLocks struct {
-	mu    sync.Mutex
-	locks map[string]*rowLock
+	shards [rowLockShards]rowLockShard
 }
 
+const (
+	rowLockShards = 64
+	// maxFreeRowLocks bounds a shard's reusable lock objects, and
+	// maxReusedRowKey the row buffer one keeps.
+	maxFreeRowLocks = 32
+	maxReusedRowKey = 256
+)
+
+type rowLockShard struct {
+	mu sync.Mutex
+	// locks maps a row hash to the held locks of rows with that hash.
+	locks map[uint64]*rowLock
+	free  []*rowLock
+	// Pads the shard to 64 bytes, a cache line, so shards do not share
+	// one.
+	_ [64 - 8 - 8 - 24]byte
+}
+
+// rowLock is one row's lock while it is held or waited for. Only its shard's
+// mutex guards it.
 type rowLock struct {
+	shard *rowLockShard
+	hash  uint64
+	key   []byte
+	next  *rowLock // another row with the same hash
+	// readers hold it shared; writer holds it exclusively.
 	readers int
 	writer  bool
-	waitCh  chan struct{} // closed and replaced when the lock is released
+	// waitCh, made by the first waiter, is closed when the lock is free.
+	waitCh chan struct{}
 }
+
+// rowLockSeed seeds the row hash; a per-process seed keeps crafted rows
+// from piling into one shard.
+var rowLockSeed = maphash.MakeSeed()
 
 // ErrRowLockTimeout is returned when a row lock is not granted in time.
 var ErrRowLockTimeout = errors.New("region: timed out waiting for row lock")
 
-func (l *rowLocks) lock(row string, exclusive bool, timeout time.Duration) error {
+// lock takes row's lock, shared or exclusive, waiting at most timeout, and
+// returns the lock for unlock.
+func (l *rowLocks) lock(row []byte, exclusive bool, timeout time.Duration) (*rowLock, error) {
+	h := maphash.Bytes(rowLockSeed, row)
+	s := &l.shards[h%rowLockShards]
 	var deadline <-chan time.Time
 	for {
-		l.mu.Lock()
-		if l.locks == nil {
-			l.locks = map[string]*rowLock{}
-		}
-		rl := l.locks[row]
+		s.mu.Lock()
+		rl := s.find(h, row)
 		if rl == nil {
-			rl = &rowLock{}
-			l.locks[row] = rl
+			rl = s.insert(h, row)
 		}
 		if !rl.writer && (!exclusive || rl.readers == 0) {
 			if exclusive {
@@ -42,14 +79,16 @@ func (l *rowLocks) lock(row string, exclusive bool, timeout time.Duration) error
 			} else {
 				rl.readers++
 			}
-			l.mu.Unlock()
-			return nil
+			s.mu.Unlock()
+			return rl, nil
 		}
 		if rl.waitCh == nil {
 			rl.waitCh = make(chan struct{})
 		}
 		ch := rl.waitCh
-		l.mu.Unlock()
+		s.mu.Unlock()
+		// rl may be released and reused for another row once the mutex is
+		// unlocked: from here on only ch is ours.
 		if deadline == nil {
 			t := time.NewTimer(timeout)
 			defer t.Stop()
@@ -58,15 +97,16 @@ func (l *rowLocks) lock(row string, exclusive bool, timeout time.Duration) error
 		select {
 		case <-ch:
 		case <-deadline:
-			return errors.Wrapf(ErrRowLockTimeout, "row %q after %s", row, timeout)
+			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q after %s", row, timeout)
 		}
 	}
 }
 
-func (l *rowLocks) unlock(row string, exclusive bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	rl := l.locks[row]
+// unlock releases a lock returned by lock with the same exclusive.
+func (l *rowLocks) unlock(rl *rowLock, exclusive bool) {
+	s := rl.shard
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if exclusive {
 		rl.writer = false
 	} else {
@@ -76,24 +116,72 @@ func (l *rowLocks) unlock(row string, exclusive bool) {
 		if rl.waitCh != nil {
 			close(rl.waitCh)
 		}
-		delete(l.locks, row)
+		s.remove(rl)
 	}
 }
 
-// lockRows locks rows in sorted order, so two batches never deadlock. rows
-// must be sorted and free of duplicates.
-func (l *rowLocks) lockRows(rows []string, exclusive bool, timeout time.Duration) (func(), error) {
-	for i, row := range rows {
-		if err := l.lock(row, exclusive, timeout); err != nil {
-			for _, r := range rows[:i] {
-				l.unlock(r, exclusive)
-			}
-			return nil, err
+// lockRows locks rows in sorted order, so two batches never deadlock, and
+// appends the locks to held, for unlockRows. rows must be sorted and free of
+// duplicates. On error it holds none of them.
+func (l *rowLocks) lockRows(rows [][]byte, exclusive bool, timeout time.Duration, held []*rowLock) ([]*rowLock, error) {
+	start := len(held)
+	for _, row := range rows {
+		rl, err := l.lock(row, exclusive, timeout)
+		if err != nil {
+			l.unlockRows(held[start:], exclusive)
+			return held[:start], err
+		}
+		held = append(held, rl)
+	}
+	return held, nil
+}
+
+func (l *rowLocks) unlockRows(held []*rowLock, exclusive bool) {
+	for _, rl := range held {
+		l.unlock(rl, exclusive)
+	}
+}
+
+func (s *rowLockShard) find(h uint64, row []byte) *rowLock {
+	for rl := s.locks[h]; rl != nil; rl = rl.next {
+		if bytes.Equal(rl.key, row) {
+			return rl
 		}
 	}
-	return func() {
-		for _, r := range rows {
-			l.unlock(r, exclusive)
+	return nil
+}
+
+func (s *rowLockShard) insert(h uint64, row []byte) *rowLock {
+	var rl *rowLock
+	if n := len(s.free); n > 0 {
+		rl, s.free = s.free[n-1], s.free[:n-1]
+	} else {
+		rl = &rowLock{shard: s}
+	}
+	if s.locks == nil {
+		s.locks = map[uint64]*rowLock{}
+	}
+	rl.hash, rl.key, rl.next = h, append(rl.key[:0], row...), s.locks[h]
+	s.locks[h] = rl
+	return rl
+}
+
+func (s *rowLockShard) remove(rl *rowLock) {
+	if p := s.locks[rl.hash]; p == rl {
+		if rl.next == nil {
+			delete(s.locks, rl.hash)
+		} else {
+			s.locks[rl.hash] = rl.next
 		}
-	}, nil
+	} else {
+		for p.next != rl {
+			p = p.next
+		}
+		p.next = rl.next
+	}
+	rl.next, rl.waitCh = nil, nil
+	if len(s.free) < maxFreeRowLocks && cap(rl.key) <= maxReusedRowKey {
+		rl.key = rl.key[:0]
+		s.free = append(s.free, rl)
+	}
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"log/slog"
-	"sort"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -14,47 +15,111 @@ import (
 )
 
 // Put writes p.
-func (r *Region) Put(p *Put) error { return r.Batch([]Mutation{p}) }
+func (r *Region) Put(p *Put) error {
+	s := getWriteScratch()
+	defer s.release()
+	s.one[0] = p
+	return r.batch(s, s.one[:])
+}
 
 // Delete applies d.
-func (r *Region) Delete(d *Delete) error { return r.Batch([]Mutation{d}) }
+func (r *Region) Delete(d *Delete) error {
+	s := getWriteScratch()
+	defer s.release()
+	s.one[0] = d
+	return r.batch(s, s.one[:])
+}
 
 // Batch applies puts and deletes, possibly for many rows, as one atomic
 // write: one WAL entry and one sequence id, visible to readers all at once.
 // Rows are locked shared, as HBase does for plain puts and deletes.
 func (r *Region) Batch(ms []Mutation) error {
+	s := getWriteScratch()
+	defer s.release()
+	return r.batch(s, ms)
+}
+
+func (r *Region) batch(s *writeScratch, ms []Mutation) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	rows := make([]string, 0, len(ms))
 	for _, m := range ms {
 		if m == nil {
 			return errors.New("region: nil mutation")
 		}
-		rows = append(rows, string(m.mutationRow()))
 	}
-	rows = sortedUnique(rows)
 	if err := r.checkResources(); err != nil {
 		return err
 	}
-	unlock, err := r.locks.lockRows(rows, false, r.opts.RowLockWait)
-	if err != nil {
-		return err
+	if len(ms) == 1 {
+		rl, err := r.locks.lock(ms[0].mutationRow(), false, r.opts.RowLockWait)
+		if err != nil {
+			return err
+		}
+		defer r.locks.unlock(rl, false)
+	} else {
+		rows := s.rows[:0]
+		for _, m := range ms {
+			rows = append(rows, m.mutationRow())
+		}
+		slices.SortFunc(rows, bytes.Compare)
+		rows = slices.CompactFunc(rows, bytes.Equal)
+		s.rows = rows
+		held, err := r.locks.lockRows(rows, false, r.opts.RowLockWait, s.held[:0])
+		s.held = held
+		if err != nil {
+			return err
+		}
+		defer r.locks.unlockRows(held, false)
 	}
-	defer unlock()
-	_, err = r.applyLocked(ms)
-	return err
+	return r.applyLocked(s, ms)
 }
 
-func sortedUnique(rows []string) []string {
-	sort.Strings(rows)
-	out := rows[:0]
-	for i, r := range rows {
-		if i == 0 || r != rows[i-1] {
-			out = append(out, r)
-		}
+// writeScratch is the memory of one write, reused across writes through
+// writeScratchPool so that a write allocates nothing of its own: the cells,
+// the WAL entry, the rows to lock and, for read-modify-writes, the read.
+// Nothing in it outlives the write (the memstore and the WAL copy the cells).
+type writeScratch struct {
+	one   [1]Mutation
+	cells []encoding.KeyValue
+	entry wal.PreparedEntry
+	rows  [][]byte
+	held  []*rowLock
+	// For readModifyWrite.
+	get   Get
+	order []int
+	vals  []byte
+	spans []rmwSpan
+}
+
+var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
+
+// maxScratchCells and maxScratchBytes bound what a released scratch keeps:
+// one huge batch must not pin its memory in the pool.
+const (
+	maxScratchCells = 1024
+	maxScratchBytes = 1 << 20
+)
+
+func getWriteScratch() *writeScratch { return writeScratchPool.Get().(*writeScratch) }
+
+// release returns s to the pool, first dropping its references to the
+// caller's memory (rows, values), which the pool would otherwise keep alive.
+func (s *writeScratch) release() {
+	if cap(s.cells) > maxScratchCells || s.entry.Size() > maxScratchBytes || cap(s.vals) > maxScratchBytes ||
+		cap(s.rows) > maxScratchCells {
+		return
 	}
-	return out
+	s.one[0] = nil
+	clear(s.cells)
+	s.cells = s.cells[:0]
+	clear(s.rows)
+	s.rows = s.rows[:0]
+	clear(s.held)
+	s.held = s.held[:0]
+	clear(s.get.Columns)
+	s.get = Get{Columns: s.get.Columns[:0]}
+	writeScratchPool.Put(s)
 }
 
 // checkResources blocks a write while the memstores are over the blocking
@@ -97,17 +162,16 @@ func (r *Region) checkResources() error {
 	return nil
 }
 
-// applyLocked writes mutations whose rows the caller has locked: WAL append
-// (which assigns the sequence id), WAL sync per durability, memstore insert,
-// then MVCC completion, in HBase's order. It returns the cells written.
-func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
+// applyLocked writes mutations whose rows the caller has locked (see
+// commitLocked), building their cells in s.
+func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 	r.updates.RLock()
 	defer r.updates.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	now := r.now()
-	var cells []encoding.KeyValue
+	cells := s.cells[:0]
 	dur := wal.SkipWAL
 	for _, m := range ms {
 		d := m.mutationDurability()
@@ -127,11 +191,35 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 			err = errors.Newf("region: unsupported mutation %T", m)
 		}
 		if err != nil {
-			return nil, err
+			s.cells = cells
+			return err
 		}
 	}
+	s.cells = cells
+	return r.commitLocked(s, cells, dur, now)
+}
+
+// commitLocked writes cells whose rows the caller has locked, holding
+// r.updates shared: WAL append (which assigns the sequence id), WAL sync per
+// durability, memstore insert, then MVCC completion, in HBase's order.
+//
+// The WAL entry is encoded, checksum included, before the mvcc lock, which
+// then covers only copying it into the WAL's buffer (wal.PreparedEntry).
+func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
 	if len(cells) == 0 {
-		return nil, nil
+		return nil
+	}
+	if dur == wal.UseDefault {
+		dur = r.opts.Durability
+	}
+	logged := dur != wal.SkipWAL
+	if logged {
+		// The sequence id is not known yet; the next write number is the
+		// likely one, and AppendPrepared patches in the real one.
+		key := wal.Key{EncodedRegionName: r.encodedKey, TableName: r.tableKey, SeqNum: r.mvcc.WritePoint() + 1, WriteTime: now}
+		if err := s.entry.Prepare(&key, &wal.Edit{Cells: cells}); err != nil {
+			return errors.Wrapf(err, "region %s: WAL", r.dir)
+		}
 	}
 	var (
 		txid   uint64
@@ -140,13 +228,11 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 	)
 	e := r.mvcc.BeginWith(func(n uint64) {
 		seq = n
-		if dur == wal.SkipWAL {
-			return
+		if logged {
+			txid, walErr = r.wal.AppendPrepared(&s.entry, n)
 		}
-		key := wal.Key{EncodedRegionName: r.encodedKey, TableName: r.tableKey, SeqNum: n, WriteTime: now}
-		txid, walErr = r.wal.Append(&key, &wal.Edit{Cells: cells})
 	})
-	if walErr == nil && dur != wal.SkipWAL {
+	if walErr == nil && logged {
 		walErr = r.wal.Sync(txid, dur)
 	}
 	if walErr != nil {
@@ -156,7 +242,7 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 		// next write.
 		r.mvcc.Complete(e)
 		r.noteWALError()
-		return nil, errors.Wrapf(walErr, "region %s: WAL", r.dir)
+		return errors.Wrapf(walErr, "region %s: WAL", r.dir)
 	}
 	var added int64
 	for i := range cells {
@@ -168,7 +254,7 @@ func (r *Region) applyLocked(ms []Mutation) ([]encoding.KeyValue, error) {
 	if r.memSize.Load() >= r.opts.FlushSize {
 		r.requestFlush()
 	}
-	return cells, nil
+	return nil
 }
 
 func (r *Region) checkRow(row []byte) error {
@@ -263,16 +349,16 @@ func nonNil(b []byte) []byte {
 func (r *Region) Increment(inc *Increment) (*Result, error) {
 	return r.readModifyWrite(inc.Row, inc.Durability, len(inc.Columns), func(i int) (fam, qual []byte) {
 		return inc.Columns[i].Family, inc.Columns[i].Qualifier
-	}, func(i int, cur *encoding.KeyValue) ([]byte, error) {
+	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
 		var v int64
 		if cur != nil {
 			if len(cur.Value) != 8 {
-				return nil, errors.Newf("region: field %s:%s is not a long, it's %d bytes wide",
+				return dst, errors.Newf("region: field %s:%s is not a long, it's %d bytes wide",
 					encoding.FormatBytes(cur.Family), encoding.FormatBytes(cur.Qualifier), len(cur.Value))
 			}
 			v = int64(binary.BigEndian.Uint64(cur.Value))
 		}
-		return binary.BigEndian.AppendUint64(nil, uint64(v+inc.Columns[i].Amount)), nil
+		return binary.BigEndian.AppendUint64(dst, uint64(v+inc.Columns[i].Amount)), nil
 	})
 }
 
@@ -281,21 +367,42 @@ func (r *Region) Increment(inc *Increment) (*Result, error) {
 func (r *Region) Append(a *Append) (*Result, error) {
 	return r.readModifyWrite(a.Row, a.Durability, len(a.Cells), func(i int) (fam, qual []byte) {
 		return a.Cells[i].Family, a.Cells[i].Qualifier
-	}, func(i int, cur *encoding.KeyValue) ([]byte, error) {
-		var v []byte
+	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
 		if cur != nil {
-			v = append(v, cur.Value...)
+			dst = append(dst, cur.Value...)
 		}
-		return append(v, a.Cells[i].Value...), nil
+		return append(dst, a.Cells[i].Value...), nil
 	})
+}
+
+// rmwSpan is one column written by a readModifyWrite: its new value is
+// writeScratch.vals[off:end].
+type rmwSpan struct {
+	fam, qual []byte
+	ts        int64
+	off, end  int
+}
+
+// rmwResult holds the Result of a one-column readModifyWrite whose value
+// fits in val (an Increment's does) in one allocation.
+type rmwResult struct {
+	res Result
+	ptr [1]*encoding.KeyValue
+	kv  encoding.KeyValue
+	val [8]byte
 }
 
 // readModifyWrite is the shared body of Increment and Append: under the
 // row's exclusive lock (every earlier writer of the row has completed, so
 // the current read point sees it), read each column's newest cell, compute
-// the new value and write it at max(now, old timestamp + 1).
+// the new value (next appends it to dst) and write it at max(now, old
+// timestamp + 1). A column named twice applies both changes in order, and
+// is written once. The Result is sorted by family and qualifier.
+//
+// col and next must not keep their arguments: they do not escape, so the
+// callers' closures stay on the stack.
 func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func(int) ([]byte, []byte),
-	next func(int, *encoding.KeyValue) ([]byte, error)) (*Result, error) {
+	next func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error)) (*Result, error) {
 	if n == 0 {
 		return nil, errors.New("region: no columns")
 	}
@@ -308,62 +415,114 @@ func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func
 	if err := r.checkResources(); err != nil {
 		return nil, err
 	}
-	unlock, err := r.locks.lockRows([]string{string(row)}, true, r.opts.RowLockWait)
+	rl, err := r.locks.lock(row, true, r.opts.RowLockWait)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	g := &Get{Row: row}
+	defer r.locks.unlock(rl, true)
+	s := getWriteScratch()
+	defer s.release()
+
+	// Columns in family, qualifier order, a repeated one in call order:
+	// that is the Result's order, and it groups repeats.
+	order := s.order[:0]
 	for i := 0; i < n; i++ {
+		order = append(order, i)
+	}
+	if n > 1 {
+		slices.SortStableFunc(order, func(i, j int) int {
+			fi, qi := col(i)
+			fj, qj := col(j)
+			if c := bytes.Compare(fi, fj); c != 0 {
+				return c
+			}
+			return bytes.Compare(qi, qj)
+		})
+	}
+	s.order = order
+	g := &s.get
+	g.Row = row
+	for k, i := range order {
 		f, q := col(i)
+		if k > 0 {
+			if pf, pq := col(order[k-1]); bytes.Equal(f, pf) && bytes.Equal(q, pq) {
+				continue
+			}
+		}
 		g.AddColumn(f, q)
 	}
 	cur, err := r.get(g)
 	if err != nil {
 		return nil, err
 	}
+
 	now := r.now()
-	p := &Put{Row: row, Durability: dur}
-	// A column named twice applies both changes in order.
-	pending := map[string]*encoding.KeyValue{}
-	var order []string
-	for i := 0; i < n; i++ {
+	vals, spans := s.vals[:0], s.spans[:0]
+	var pending encoding.KeyValue // the column's value so far, for a repeat
+	for k, i := range order {
 		f, q := col(i)
-		k := string(f) + "\x00" + string(q)
-		old := pending[k]
-		if old == nil {
+		var old *encoding.KeyValue
+		if repeat := k > 0 && bytes.Equal(f, spans[len(spans)-1].fam) && bytes.Equal(q, spans[len(spans)-1].qual); repeat {
+			sp := spans[len(spans)-1]
+			pending = encoding.KeyValue{Family: f, Qualifier: q, Timestamp: sp.ts, Value: vals[sp.off:sp.end]}
+			old = &pending
+			spans = spans[:len(spans)-1]
+		} else {
 			old = cur.Latest(f, q)
 		}
-		v, err := next(i, old)
-		if err != nil {
+		off := len(vals)
+		if vals, err = next(vals, i, old); err != nil {
+			s.vals, s.spans = vals, spans
 			return nil, err
 		}
 		ts := now
 		if old != nil && old.Timestamp >= ts {
 			ts = old.Timestamp + 1
 		}
-		if _, ok := pending[k]; !ok {
-			order = append(order, k)
-		}
-		pending[k] = &encoding.KeyValue{Row: row, Family: f, Qualifier: q, Timestamp: ts, Type: encoding.TypePut, Value: v}
+		spans = append(spans, rmwSpan{fam: f, qual: q, ts: ts, off: off, end: len(vals)})
 	}
-	res := &Result{}
-	for _, k := range order {
-		kv := pending[k]
-		p.Cells = append(p.Cells, *kv)
-		res.Cells = append(res.Cells, kv)
+	s.vals, s.spans = vals, spans
+
+	cells := s.cells[:0]
+	for _, sp := range spans {
+		cells = append(cells, encoding.KeyValue{Row: row, Family: sp.fam, Qualifier: sp.qual, Timestamp: sp.ts,
+			Type: encoding.TypePut, Value: vals[sp.off:sp.end]})
 	}
-	if _, err := r.applyLocked([]Mutation{p}); err != nil {
+	s.cells = cells
+	if err := r.commitRMW(s, cells, dur, now); err != nil {
 		return nil, err
 	}
-	sort.Slice(res.Cells, func(i, j int) bool {
-		a, b := res.Cells[i], res.Cells[j]
-		if c := bytes.Compare(a.Family, b.Family); c != 0 {
-			return c < 0
-		}
-		return bytes.Compare(a.Qualifier, b.Qualifier) < 0
-	})
-	return res, nil
+
+	// The Result is the caller's: copy the cells out of the scratch.
+	if len(cells) == 1 && len(cells[0].Value) <= len(rmwResult{}.val) {
+		b := &rmwResult{kv: cells[0]}
+		b.kv.Value = b.val[:copy(b.val[:], cells[0].Value):len(cells[0].Value)]
+		b.ptr[0] = &b.kv
+		b.res.Cells = b.ptr[:]
+		return &b.res, nil
+	}
+	kvs := make([]encoding.KeyValue, len(cells))
+	ptrs := make([]*encoding.KeyValue, len(cells))
+	buf := make([]byte, 0, len(vals))
+	for i := range cells {
+		kvs[i] = cells[i]
+		start := len(buf)
+		buf = append(buf, cells[i].Value...)
+		kvs[i].Value = buf[start:len(buf):len(buf)]
+		ptrs[i] = &kvs[i]
+	}
+	return &Result{Cells: ptrs}, nil
+}
+
+// commitRMW writes a read-modify-write's cells as a Put with durability dur.
+func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
+	r.updates.RLock()
+	defer r.updates.RUnlock()
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	r.stats.puts.Add(1)
+	return r.commitLocked(s, cells, dur, now)
 }
 
 // CheckAndMutate applies c.Mutations if the check passes, atomically with
@@ -391,11 +550,11 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 	if err := r.checkResources(); err != nil {
 		return false, err
 	}
-	unlock, err := r.locks.lockRows([]string{string(c.Row)}, true, r.opts.RowLockWait)
+	rl, err := r.locks.lock(c.Row, true, r.opts.RowLockWait)
 	if err != nil {
 		return false, err
 	}
-	defer unlock()
+	defer r.locks.unlock(rl, true)
 	if c.Filter != nil {
 		cur, err := r.get(&Get{Row: c.Row, TimeRange: c.TimeRange, Filter: c.Filter})
 		if err != nil {
@@ -418,7 +577,9 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 			return false, nil
 		}
 	}
-	if _, err := r.applyLocked(c.Mutations); err != nil {
+	s := getWriteScratch()
+	defer s.release()
+	if err := r.applyLocked(s, c.Mutations); err != nil {
 		return false, err
 	}
 	return true, nil

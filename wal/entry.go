@@ -87,6 +87,13 @@ func keySize(k *Key, writeTime uint64, n int) int {
 //
 // REQUIRES: validateEdit(k, e) == nil.
 func appendEntry(dst []byte, k *Key, e *Edit) []byte {
+	dst, _ = appendEntryAt(dst, k, e)
+	return dst
+}
+
+// appendEntryAt is appendEntry that also returns the offset in dst of the
+// log_sequence_number varint, for PreparedEntry.
+func appendEntryAt(dst []byte, k *Key, e *Edit) (_ []byte, seqOff int) {
 	wt := uint64(k.WriteTime)
 	if k.WriteTime == 0 {
 		wt = uint64(time.Now().UnixMilli())
@@ -97,6 +104,7 @@ func appendEntry(dst []byte, k *Key, e *Edit) []byte {
 	dst = protowire.AppendTag(dst, fieldTableName, protowire.BytesType)
 	dst = protowire.AppendBytes(dst, k.TableName)
 	dst = protowire.AppendTag(dst, fieldLogSequenceNumber, protowire.VarintType)
+	seqOff = len(dst)
 	dst = protowire.AppendVarint(dst, k.SeqNum)
 	dst = protowire.AppendTag(dst, fieldWriteTime, protowire.VarintType)
 	dst = protowire.AppendVarint(dst, wt)
@@ -109,7 +117,7 @@ func appendEntry(dst []byte, k *Key, e *Edit) []byte {
 	for i := range e.Cells {
 		dst = encoding.AppendCellBlock(dst, &e.Cells[i], true)
 	}
-	return dst
+	return dst, seqOff
 }
 
 // decodeEntry decodes an entry payload. The key's and the cells' slices

@@ -121,26 +121,32 @@ type Writer struct {
 	// flusherDone is closed when the flush goroutine exits.
 	flusherDone chan struct{}
 
-	// file is the active segment's file. After Open only the flush
-	// goroutine uses it.
+	// file is the active segment's file. Only the goroutine that set
+	// mu.busy uses it (and Reset, which runs only while no one is busy).
 	file vfs.File
 
 	// mu protects everything in it. It is held by Append (which runs under
-	// the region's mvcc lock) only to copy an entry into pending, so the
-	// flush goroutine releases it around every write, sync and roll.
+	// the region's mvcc lock) only to copy an entry into pending, and
+	// released around every write, sync and roll.
 	mu struct {
 		sync.Mutex
-		// pending holds framed entries not yet taken by the flush
-		// goroutine; pendingMaxSeq is their highest sequence id. spare is
-		// the previous batch's buffer, kept for reuse.
+		// busy is set while a goroutine does I/O on the active segment:
+		// a Sync caller leading a round, or the flush goroutine. At most
+		// one goroutine is busy, so writes never interleave. While err is
+		// set, no one is busy.
+		busy bool
+		// pending holds framed entries not yet taken by a round;
+		// pendingMaxSeq is their highest sequence id. spare is the
+		// previous round's buffer, kept for reuse.
 		pending, spare []byte
 		pendingMaxSeq  uint64
 		// Transaction ids: Append numbers entries 1, 2, 3, ...; every
 		// entry up to written has been written to the OS, every entry up
 		// to synced has been fsync'd. synced ≤ written ≤ appended.
 		appended, written, synced uint64
-		// The highest txids that SyncWAL and FSyncWAL callers wait for.
-		writeReq, syncReq uint64
+		// The highest txid that FSyncWAL callers wait for: a round fsyncs
+		// if it is above synced.
+		syncReq uint64
 		// asyncTimer, when armed, sets asyncDue after
 		// AsyncFlushInterval: write whatever is pending.
 		asyncTimer *time.Timer
@@ -159,8 +165,8 @@ type Writer struct {
 		active segment
 		closed []segment // older segments, oldest first
 	}
-	// work wakes the flush goroutine; done wakes callers waiting in Sync,
-	// Roll and Close. Both use mu.
+	// work wakes the flush goroutine; done wakes callers waiting in Sync
+	// and Roll, at the end of every round. Both use mu.
 	work, done sync.Cond
 }
 
@@ -288,10 +294,14 @@ func (w *Writer) createSegment(num uint64) (vfs.File, segment, error) {
 
 // Append adds an entry for key and edit to the log and returns its
 // transaction id, for Sync. It never waits for I/O: it copies the entry into
-// the writer's buffer, and the flush goroutine writes it out. Entries are
-// logged in the order of Append calls, so the region calls Append inside
-// mvcc.Control.BeginWith, setting key.SeqNum to the write number: then
-// sequence ids increase along the log (see the package comment).
+// the writer's buffer, and a later Sync (or the flush goroutine) writes it
+// out. Entries are logged in the order of Append calls, so the region calls
+// Append inside mvcc.Control.BeginWith, setting key.SeqNum to the write
+// number: then sequence ids increase along the log (see the package
+// comment).
+//
+// Append encodes the entry under the writer's lock; AppendPrepared, with the
+// entry encoded beforehand, holds it only for a copy.
 //
 // Append does not keep key, edit or their slices. An error (an invalid cell,
 // an entry above record.MaxPayloadSize, a broken or closed writer) means the
@@ -302,11 +312,8 @@ func (w *Writer) Append(key *Key, edit *Edit) (txid uint64, _ error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.mu.err != nil {
-		return 0, w.mu.err
-	}
-	if w.mu.closing {
-		return 0, ErrClosed
+	if err := w.appendableLocked(); err != nil {
+		return 0, err
 	}
 	buf, start := record.Start(w.mu.pending)
 	buf = appendEntry(buf, key, edit)
@@ -315,8 +322,48 @@ func (w *Writer) Append(key *Key, edit *Edit) (txid uint64, _ error) {
 	if err != nil {
 		return 0, errors.Wrapf(err, "wal: entry of sequence id %d", key.SeqNum)
 	}
+	return w.appendedLocked(key.SeqNum), nil
+}
+
+// AppendPrepared is Append for an entry encoded by p.Prepare, with sequence
+// id seq in place of the one it was prepared with. It copies the record and
+// patches the sequence id and the checksum in, which takes constant time
+// (see PreparedEntry). p may be prepared again once it returns.
+func (w *Writer) AppendPrepared(p *PreparedEntry, seq uint64) (txid uint64, _ error) {
+	if len(p.buf) == 0 {
+		return 0, errors.AssertionFailedf("wal: AppendPrepared of an entry that was not prepared")
+	}
+	if seq == 0 {
+		return 0, errors.AssertionFailedf("wal: Append of an entry without a sequence id")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.appendableLocked(); err != nil {
+		return 0, err
+	}
+	buf, err := p.appendTo(w.mu.pending, seq)
+	w.mu.pending = buf
+	if err != nil {
+		return 0, err
+	}
+	return w.appendedLocked(seq), nil
+}
+
+func (w *Writer) appendableLocked() error {
+	if w.mu.err != nil {
+		return w.mu.err
+	}
+	if w.mu.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
+// appendedLocked accounts for an entry of sequence id seq just added to
+// pending and returns its txid.
+func (w *Writer) appendedLocked(seq uint64) uint64 {
 	w.mu.appended++
-	w.mu.pendingMaxSeq = max(w.mu.pendingMaxSeq, key.SeqNum)
+	w.mu.pendingMaxSeq = max(w.mu.pendingMaxSeq, seq)
 	if !w.mu.asyncArmed {
 		w.mu.asyncArmed = true
 		if w.mu.asyncTimer == nil {
@@ -326,7 +373,7 @@ func (w *Writer) Append(key *Key, edit *Edit) (txid uint64, _ error) {
 		}
 	}
 	w.appends.Add(1)
-	return w.mu.appended, nil
+	return w.mu.appended
 }
 
 func (w *Writer) asyncFlushDue() {
@@ -342,7 +389,9 @@ func (w *Writer) asyncFlushDue() {
 // (AsyncWAL waits like SyncWAL only while more than
 // Options.MaxAsyncPendingBytes are unwritten), SyncWAL and UseDefault wait
 // until it has been written to the OS, FSyncWAL until it has been fsync'd.
-// Concurrent callers share writes and fsyncs.
+// Concurrent callers share writes and fsyncs: a caller that finds no write
+// in progress writes (and fsyncs, if anyone waits for that) everything
+// appended so far itself, and the others wait for it.
 //
 // If the write or fsync that would serve txid fails, Sync returns that error
 // to every caller it would have served and the writer is broken: every later
@@ -365,38 +414,106 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 			return l.err
 		}
 	}
+	fsync := false
 	switch d {
 	case AsyncWAL:
 		if len(w.mu.pending) < w.opts.MaxAsyncPendingBytes {
 			return w.mu.err
 		}
-		fallthrough
 	case UseDefault, SyncWAL:
-		for w.mu.written < txid {
-			if w.mu.err != nil {
-				return w.mu.err
-			}
-			if txid > w.mu.writeReq {
-				w.mu.writeReq = txid
-				w.work.Signal()
-			}
-			w.done.Wait()
-		}
 	case FSyncWAL:
-		for w.mu.synced < txid {
-			if w.mu.err != nil {
-				return w.mu.err
-			}
-			if txid > w.mu.syncReq {
-				w.mu.syncReq = txid
-				w.work.Signal()
-			}
-			w.done.Wait()
-		}
+		fsync = true
 	default:
 		return errors.AssertionFailedf("wal: unknown durability %d", d)
 	}
-	return nil
+	for {
+		if fsync && w.mu.synced >= txid || !fsync && w.mu.written >= txid {
+			return nil
+		}
+		if w.mu.err != nil {
+			return w.mu.err
+		}
+		if fsync && txid > w.mu.syncReq {
+			w.mu.syncReq = txid
+		}
+		if !w.mu.busy && !w.mu.closing {
+			// No one is writing: lead a round. A lone writer so writes its
+			// own entry without waking any goroutine.
+			w.leadLocked()
+			continue
+		}
+		// The round in progress (or the flush goroutine, while closing)
+		// wakes us when it ends; then our entry is written or we lead.
+		w.done.Wait()
+	}
+}
+
+// leadLocked runs one round as a Sync caller: it writes everything pending
+// with one write, fsyncs if a caller waits for that, wakes the callers
+// waiting, and rolls the segment if the round left it full.
+//
+// REQUIRES: w.mu is held, no one is busy, the writer is neither broken nor
+// closing. It releases w.mu around the I/O.
+func (w *Writer) leadLocked() {
+	w.mu.busy = true
+	buf, through := w.takePendingLocked()
+	sync := w.mu.syncReq > w.mu.synced
+	path := w.mu.active.path
+	w.mu.Unlock()
+	err := w.writeAndSync(path, buf, sync)
+	w.mu.Lock()
+	if !w.finishRoundLocked(buf, through, sync, err) {
+		return
+	}
+	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing {
+		// Roll before anyone writes more. This caller pays for it, once
+		// per RollSize bytes, rather than a goroutine switch per round.
+		if w.rollLocked(); w.mu.err != nil {
+			return
+		}
+	}
+	w.mu.busy = false
+	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
+		// The flush goroutine waits for the file to be free. Signal only
+		// then: waking it for nothing would cost a lone writer the
+		// goroutine switch this design avoids.
+		w.work.Signal()
+	}
+}
+
+// takePendingLocked takes the pending entries for a round and returns them
+// with the txid of the last one.
+func (w *Writer) takePendingLocked() (buf []byte, through uint64) {
+	buf, through = w.mu.pending, w.mu.appended
+	w.mu.pending, w.mu.spare = w.mu.spare[:0], nil
+	w.mu.active.maxSeq = max(w.mu.active.maxSeq, w.mu.pendingMaxSeq)
+	w.mu.pendingMaxSeq = 0
+	w.mu.asyncDue = false
+	return buf, through
+}
+
+// finishRoundLocked records the outcome of a round that wrote buf (entries
+// up to through) and fsynced if sync, and wakes the callers waiting. On
+// error it breaks the writer and clears busy, and returns false; on success
+// busy stays set, for the caller to clear or hand over.
+func (w *Writer) finishRoundLocked(buf []byte, through uint64, sync bool, err error) bool {
+	defer w.done.Broadcast()
+	if err != nil {
+		w.mu.err = err
+		w.mu.busy = false
+		// The flush goroutine answers roll requests and Close.
+		w.work.Signal()
+		return false
+	}
+	w.mu.written = through
+	w.mu.active.size += int64(len(buf))
+	if sync {
+		w.mu.synced = through
+	}
+	if cap(buf) <= maxSpareBuffer {
+		w.mu.spare = buf[:0]
+	}
+	return true
 }
 
 // Roll writes out what is pending into the active segment, fsyncs and closes
@@ -498,8 +615,11 @@ func (w *Writer) Reset() error {
 	if cause == nil {
 		return nil
 	}
-	// While the writer is broken the flush goroutine does no I/O, and it
-	// looks at nothing without w.mu: holding it, Reset owns the file.
+	// While the writer is broken no one is busy (see finishRoundLocked and
+	// rollLocked) and no one starts I/O: holding w.mu, Reset owns the file.
+	if w.mu.busy {
+		return errors.AssertionFailedf("wal: reset of a broken writer with I/O in progress")
+	}
 	if w.file != nil {
 		_ = w.file.Close()
 		w.file = nil
@@ -574,12 +694,12 @@ func (w *Writer) Close() error {
 	return w.mu.err
 }
 
-// flushLoop is the flush goroutine: HBase's WAL sync runner, with Pebble's
-// LogWriter flush loop as the model. Each round it takes every entry pending
-// at that moment, writes them with one write, fsyncs once if any caller
-// waits for an fsync, and wakes every caller those cover; callers that
-// arrive meanwhile are served by the next round. It rolls the segment when
-// asked or when it is full.
+// flushLoop is the flush goroutine, which does the I/O no Sync caller
+// waits for: it writes AsyncWAL entries out within AsyncFlushInterval,
+// rolls the segment when asked or when a round left it full, and on Close
+// writes out and fsyncs everything and closes the file. It waits for the
+// file to be free (see Writer.mu.busy), and Sync callers wait for it in
+// turn; a round is otherwise as in leadLocked.
 func (w *Writer) flushLoop() {
 	defer close(w.flusherDone)
 	w.mu.Lock()
@@ -600,15 +720,20 @@ func (w *Writer) flushLoop() {
 			w.work.Wait()
 			continue
 		}
-		unwritten := w.mu.appended > w.mu.written
-		if !unwritten {
-			w.mu.asyncDue = false
+		if w.mu.busy {
+			// A Sync caller is writing; it signals work when done if
+			// there is any for us.
+			w.work.Wait()
+			continue
 		}
+		unwritten := w.mu.appended > w.mu.written
 		roll := w.mu.rollReq > w.mu.rollDone
-		write := unwritten && (w.mu.writeReq > w.mu.written || w.mu.syncReq > w.mu.written ||
-			w.mu.asyncDue || roll || w.mu.closing)
+		write := unwritten && (w.mu.asyncDue || roll || w.mu.closing || w.mu.syncReq > w.mu.written)
 		sync := w.mu.syncReq > w.mu.synced || (w.mu.closing && w.mu.synced < w.mu.appended)
 		if !write && !sync && !roll {
+			if !unwritten {
+				w.mu.asyncDue = false
+			}
 			if w.mu.closing {
 				if err := w.file.Close(); err != nil {
 					w.mu.err = errors.Wrapf(err, "wal: close %s", w.mu.active.path)
@@ -620,41 +745,33 @@ func (w *Writer) flushLoop() {
 			continue
 		}
 
+		w.mu.busy = true
 		through := w.mu.written
 		var buf []byte
 		if write {
-			buf, through = w.mu.pending, w.mu.appended
-			w.mu.pending, w.mu.spare = w.mu.spare[:0], nil
-			w.mu.active.maxSeq = max(w.mu.active.maxSeq, w.mu.pendingMaxSeq)
-			w.mu.pendingMaxSeq = 0
-			w.mu.asyncDue = false
+			buf, through = w.takePendingLocked()
 		}
 		path := w.mu.active.path
 		w.mu.Unlock()
 		err := w.writeAndSync(path, buf, sync)
 		w.mu.Lock()
-		if err != nil {
-			w.mu.err = err
+		if !w.finishRoundLocked(buf, through, sync, err) {
 			continue
 		}
-		w.mu.written = through
-		w.mu.active.size += int64(len(buf))
-		if sync {
-			w.mu.synced = through
-		}
-		if cap(buf) <= maxSpareBuffer {
-			w.mu.spare = buf[:0]
-		}
-		w.done.Broadcast()
 		if roll || (w.mu.active.size >= w.opts.RollSize && !w.mu.closing) {
 			w.rollLocked()
 		}
+		if w.mu.err == nil {
+			w.mu.busy = false
+		}
+		// Callers that found the file busy wait to lead.
+		w.done.Broadcast()
 	}
 }
 
 // writeAndSync writes buf to the active file and fsyncs it if sync.
 //
-// REQUIRES: called by the flush goroutine, without w.mu.
+// REQUIRES: the caller is busy (see Writer.mu) and does not hold w.mu.
 func (w *Writer) writeAndSync(path string, buf []byte, sync bool) error {
 	if len(buf) > 0 {
 		if _, err := w.file.Write(buf); err != nil {
@@ -676,8 +793,9 @@ func (w *Writer) writeAndSync(path string, buf []byte, sync bool) error {
 // Every segment but the last is therefore complete and durable, which is
 // what lets a reader call any damage in it corruption.
 //
-// REQUIRES: w.mu is held, by the flush goroutine, and everything taken from
-// pending has been written. It releases w.mu around the I/O.
+// REQUIRES: w.mu is held, by the busy goroutine, and everything taken
+// from pending has been written. It releases w.mu around the I/O. On error it
+// breaks the writer and clears busy.
 func (w *Writer) rollLocked() {
 	req := w.mu.rollReq
 	old := w.mu.active
@@ -703,6 +821,9 @@ func (w *Writer) rollLocked() {
 	w.mu.Lock()
 	if err != nil {
 		w.mu.err = err
+		w.mu.busy = false
+		w.done.Broadcast()
+		w.work.Signal() // the flush goroutine answers roll requests and Close
 		return
 	}
 	w.file = f

@@ -1,0 +1,170 @@
+package wal
+
+import (
+	"hash/crc32"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/record"
+	"github.com/regionkv/regionkv/internal/vfs"
+	"github.com/regionkv/regionkv/mvcc"
+	"github.com/stretchr/testify/require"
+)
+
+// preparedEdit is an entry whose content does not depend on its sequence
+// id, so that it can be prepared with one and appended with another.
+func preparedEdit(cells int) (*Key, *Edit) {
+	k := &Key{EncodedRegionName: []byte("1588230740abcdef"), TableName: []byte("ns:t1"), WriteTime: 1700000000000}
+	e := &Edit{}
+	for i := 0; i < cells; i++ {
+		e.Cells = append(e.Cells, encoding.KeyValue{Row: []byte("row"), Family: []byte("f"),
+			Qualifier: []byte{byte('a' + i%26)}, Timestamp: int64(i), Type: encoding.TypePut,
+			Value: make([]byte, i*37)})
+	}
+	return k, e
+}
+
+// TestPreparedEntryMatchesAppend checks that a prepared entry appended with
+// any sequence id is byte for byte the record Append writes for it, whether
+// the id's varint has the prepared length (the checksum is patched) or not
+// (the record is re-framed).
+func TestPreparedEntryMatchesAppend(t *testing.T) {
+	seqs := []uint64{1, 2, 127, 128, 129, 300, 16383, 16384, 1 << 21, 1<<28 - 1, 1 << 35, 1<<56 + 3,
+		math.MaxUint64 - 1, math.MaxUint64}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 200; i++ {
+		seqs = append(seqs, rng.Uint64()>>rng.IntN(64)+1)
+	}
+	var p PreparedEntry
+	for _, cells := range []int{0, 1, 3, 40} {
+		for _, hint := range seqs {
+			for _, seq := range []uint64{hint, hint + 1, seqs[rng.IntN(len(seqs))]} {
+				if seq == 0 {
+					continue
+				}
+				k, e := preparedEdit(cells)
+				k.SeqNum = hint
+				require.NoError(t, p.Prepare(k, e))
+				got, err := p.appendTo([]byte("prefix"), seq)
+				require.NoError(t, err)
+
+				k.SeqNum = seq
+				want, err := record.Append([]byte("prefix"), appendEntry(nil, k, e))
+				require.NoError(t, err)
+				require.Equal(t, want, got, "cells %d, prepared with %d, appended with %d", cells, hint, seq)
+				payload, _, err := record.Decode(got[len("prefix"):])
+				require.NoError(t, err)
+				dk, _, err := decodeEntry(payload)
+				require.NoError(t, err)
+				require.Equal(t, seq, dk.SeqNum)
+			}
+		}
+	}
+}
+
+func TestPreparedEntryErrors(t *testing.T) {
+	w := openTest(t, t.TempDir(), Options{})
+	defer w.Close()
+	var p PreparedEntry
+	_, err := w.AppendPrepared(&p, 1)
+	require.Error(t, err, "not prepared")
+	k, e := preparedEdit(1)
+	require.Error(t, p.Prepare(k, e), "no sequence id")
+	k.SeqNum = 1
+	e.Cells[0].Row = make([]byte, encoding.MaxRowLen+1)
+	require.Error(t, p.Prepare(k, e), "invalid cell")
+	_, err = w.AppendPrepared(&p, 1)
+	require.Error(t, err, "a failed Prepare leaves no entry")
+	k, e = preparedEdit(1)
+	k.SeqNum = 1
+	require.NoError(t, p.Prepare(k, e))
+	_, err = w.AppendPrepared(&p, 0)
+	require.Error(t, err)
+}
+
+// TestAppendPreparedConcurrent runs writers that prepare before taking their
+// sequence id, as the region does, across rolls and varint lengths, and
+// checks the log.
+func TestAppendPreparedConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{RollSize: 8 << 10, AsyncFlushInterval: time.Millisecond})
+	mv := mvcc.New(16000) // crosses 16384 (a longer varint) as it goes
+	const writers, each = 8, 100
+	var wg sync.WaitGroup
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var p PreparedEntry
+			for j := 0; j < each; j++ {
+				k, e := preparedEdit(1 + j%3)
+				k.SeqNum = mv.WritePoint() + 1
+				require.NoError(t, p.Prepare(k, e))
+				var txid uint64
+				var err error
+				we := mv.BeginWith(func(seq uint64) { txid, err = w.AppendPrepared(&p, seq) })
+				if err == nil {
+					err = w.Sync(txid, []Durability{AsyncWAL, SyncWAL, FSyncWAL}[(i+j)%3])
+				}
+				mv.Complete(we)
+				require.NoError(t, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	require.NoError(t, w.Close())
+	var seqs []uint64
+	_, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
+		seqs = append(seqs, k.SeqNum)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, seqRange(16001, 16000+writers*each), seqs)
+}
+
+// TestAppendPreparedAllocs checks that appending a prepared entry and
+// syncing it does not allocate once buffers have grown.
+func TestAppendPreparedAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race allocates")
+	}
+	w := openTest(t, t.TempDir(), Options{})
+	defer w.Close()
+	k, e := preparedEdit(2)
+	var p PreparedEntry
+	seq := uint64(0)
+	var err error
+	allocs := testing.AllocsPerRun(1000, func() {
+		seq++
+		k.SeqNum = seq
+		if err = p.Prepare(k, e); err != nil {
+			return
+		}
+		var txid uint64
+		if txid, err = w.AppendPrepared(&p, seq); err == nil {
+			err = w.Sync(txid, SyncWAL)
+		}
+	})
+	require.NoError(t, err)
+	require.Zero(t, allocs)
+}
+
+// TestXPow8n checks the shift of a raw CRC over n zero bytes against
+// running the CRC register over them.
+func TestXPow8n(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	zeros := make([]byte, 3<<20)
+	ns := []int{0, 1, 2, 255, 256, 257, 65535, 65536, 65537, len(zeros)}
+	for i := 0; i < 50; i++ {
+		ns = append(ns, rng.IntN(len(zeros)+1))
+	}
+	for _, n := range ns {
+		c := rng.Uint32()
+		want := ^crc32.Update(^c, castagnoli, zeros[:n])
+		require.Equal(t, want, gfMul(c, xPow8n(uint64(n))), "n=%d", n)
+	}
+}
