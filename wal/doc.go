@@ -17,15 +17,19 @@
 //	mv.AdvanceTo(max(flushedSeq, stats.MaxSeq))
 //	w, err := wal.Open(dir, wal.Options{})
 //
-// Each write takes its sequence id and its place in the log in one step, by
-// appending inside mv.BeginWith, then waits for the durability it needs
-// outside every lock:
+// Each write encodes its entry first, outside every lock, with the sequence
+// id it expects; then takes its sequence id and its place in the log in one
+// step, by appending inside mv.BeginWith; then waits for the durability it
+// needs outside every lock:
 //
+//	key.SeqNum = mv.WritePoint() + 1 // most likely the id it gets
+//	if err := entry.Prepare(&key, &edit); err != nil { // a wal.PreparedEntry
+//		return err
+//	}
 //	var txid uint64
 //	var err error
 //	we := mv.BeginWith(func(seq uint64) {
-//		key.SeqNum = seq
-//		txid, err = w.Append(&key, &edit) // copies into a buffer; never waits for I/O
+//		txid, err = w.AppendPrepared(&entry, seq) // copies into a buffer; never waits for I/O
 //	})
 //	if err == nil {
 //		err = w.Sync(txid, durability) // group commit
@@ -39,7 +43,9 @@
 //
 // Because BeginWith hands out write numbers and runs the action under one
 // lock, sequence ids increase strictly along the log, and a replay that
-// stops anywhere has applied a prefix of the region's writes. SkipWAL writes
+// stops anywhere has applied a prefix of the region's writes. (Append, which
+// encodes under the writer's lock, works in place of Prepare and
+// AppendPrepared, at the cost of a longer critical section.) SkipWAL writes
 // take mv.Begin and do not call Append. After a flush has made everything
 // up to flushedSeq durable in store files, the region calls
 // w.Prune(flushedSeq); it may call w.Roll() at any time.
@@ -47,16 +53,21 @@
 // # Concurrency
 //
 // All Writer methods are safe for concurrent use. Append holds the writer's
-// mutex only to copy the entry into the pending buffer. One flush goroutine
-// (a dedicated syncer, not leader/follower) owns the active file: each round
-// it takes the whole pending buffer, writes it with one write, fsyncs once
-// if any waiting caller asked for FSyncWAL, and wakes every caller that the
-// round covers; callers arriving meanwhile wait for the next round, which
-// takes all of them at once. So with N writers waiting there is one write
-// and at most one fsync per round, not per writer. SyncWAL callers are
-// served by the write alone; AsyncWAL entries wait in the buffer for the
-// next round anyone triggers, or for Options.AsyncFlushInterval. A Reader is
-// not safe for concurrent use.
+// mutex only to copy the entry into the pending buffer. Sync commits in
+// groups, leader-based: a caller that finds no I/O in progress leads a
+// round, taking the whole pending buffer, writing it with one write, and
+// fsyncing once if any waiting caller asked for FSyncWAL; then it wakes
+// every waiting caller. Callers arriving meanwhile wait; when the round ends
+// those it did not cover wake, and the first of them leads the next round
+// for all of them. So with N writers waiting there is one write and at most
+// one fsync per round, not per writer, and a lone writer writes its own
+// entry without any goroutine switch (with a dedicated syncer goroutine, the
+// hand-off to it and back cost more than the write on two processors). A
+// flush goroutine does the I/O no caller waits for: AsyncWAL entries wait in
+// the buffer for the next round anyone leads, or for
+// Options.AsyncFlushInterval, when it writes them; it serves Roll and Close.
+// At most one goroutine does I/O at a time. A Reader is not safe for
+// concurrent use.
 //
 // # Failure
 //

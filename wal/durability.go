@@ -21,7 +21,7 @@ const (
 	SkipWAL Durability = 1
 	// AsyncWAL: the entry is appended to the WAL's buffer and Sync returns
 	// without waiting; the flush goroutine writes it out within
-	// Options.AsyncFlushInterval (or sooner, with any other writer's
+	// Options.AsyncFlushInterval (or a Sync caller sooner, with its own
 	// entries). A process crash can lose the last interval's writes.
 	AsyncWAL Durability = 2
 	// SyncWAL (the default): Sync returns once the entry has been written to

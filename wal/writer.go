@@ -83,7 +83,7 @@ type Metrics struct {
 type SegmentInfo struct {
 	Path string
 	// MaxSeq is the highest sequence id of the entries in the segment (those
-	// handed to the flush goroutine, for the active one); 0 if none.
+	// taken by a write round, for the active one); 0 if none.
 	MaxSeq uint64
 	// Size is the number of bytes written to the segment.
 	Size   int64
@@ -409,10 +409,8 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 	if txid > w.mu.appended {
 		return errors.AssertionFailedf("wal: Sync of txid %d, but only %d appended", txid, w.mu.appended)
 	}
-	for _, l := range w.mu.lost {
-		if l.from <= txid && txid <= l.through {
-			return l.err
-		}
+	if err := w.lostLocked(txid); err != nil {
+		return err
 	}
 	fsync := false
 	switch d {
@@ -426,7 +424,15 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 	default:
 		return errors.AssertionFailedf("wal: unknown durability %d", d)
 	}
-	for {
+	for lost := len(w.mu.lost); ; {
+		if len(w.mu.lost) != lost {
+			// A Reset while we waited may have dropped txid, and it moved
+			// written and synced past it.
+			if err := w.lostLocked(txid); err != nil {
+				return err
+			}
+			lost = len(w.mu.lost)
+		}
 		if fsync && w.mu.synced >= txid || !fsync && w.mu.written >= txid {
 			return nil
 		}
@@ -446,6 +452,16 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 		// wakes us when it ends; then our entry is written or we lead.
 		w.done.Wait()
 	}
+}
+
+// lostLocked returns the error that lost txid, if Reset dropped it.
+func (w *Writer) lostLocked(txid uint64) error {
+	for _, l := range w.mu.lost {
+		if l.from <= txid && txid <= l.through {
+			return l.err
+		}
+	}
+	return nil
 }
 
 // leadLocked runs one round as a Sync caller: it writes everything pending
