@@ -153,6 +153,13 @@ type Seeker interface {
 	// BuildRestartIndex decodes the whole block the seeker was initialized
 	// on and returns its RestartIndex, leaving the seeker on the first cell.
 	BuildRestartIndex() (*RestartIndex, error)
+	// SeekBeforeRow moves back to the first cell of the last row before
+	// row, the step of a reverse scan, if the block shows where that row
+	// starts: among the cells decoded since Init (or, with a RestartIndex,
+	// before them), and not at the block's first cell, since a row may
+	// begin in the block before. Otherwise it returns false and does not
+	// move. REQUIRES: the current cell's row is >= row.
+	SeekBeforeRow(row []byte) (bool, error)
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,

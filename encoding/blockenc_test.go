@@ -635,6 +635,25 @@ func TestSeekerRandomMoves(t *testing.T) {
 								var wantRes int
 								wantRes, pos = expectSeek(cmp, keys, pos, key, before)
 								require.Equal(t, wantRes, res, msg)
+							case op == 9 && cmp.CompareRows(keys[pos].Row(), key.Row()) >= 0:
+								row := key.Row()
+								msg = fmt.Sprintf("seek before row %q from %d", row, pos)
+								ok, err := sk.SeekBeforeRow(row)
+								require.NoError(t, err, msg)
+								if ok {
+									// The first cell of the last row < row, and
+									// not the block's first cell.
+									j := pos
+									for cmp.CompareRows(keys[j].Row(), row) >= 0 {
+										j--
+									}
+									r := keys[j].Row()
+									for j > 0 && cmp.CompareRows(keys[j-1].Row(), r) == 0 {
+										j--
+									}
+									require.Positive(t, j, msg)
+									pos = j
+								}
 							default:
 								msg = fmt.Sprintf("seek before %s from %d", key, pos)
 								res, err := sk.SeekBeforeKey(key)

@@ -178,3 +178,49 @@ func (s *seeker) extendBack() (bool, error) {
 	s.setPos(s.pos + len(run))
 	return true, nil
 }
+
+// SeekBeforeRow implements Seeker. It walks back over the kept cells
+// comparing rows only, which costs a few row comparisons per row where
+// SeekBeforeKey and a forward seek cost a dozen key comparisons.
+func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
+	if s.data == nil {
+		return false, errSeekerNotInitialized
+	}
+	// The last kept cell of a row before row...
+	i := s.pos
+	for s.cmp.CompareRows(s.keyAt(i).Row(), row) >= 0 {
+		if i == 0 {
+			if s.idx == nil {
+				return false, nil
+			}
+			n := len(s.cells)
+			if ok, err := s.extendBack(); err != nil || !ok {
+				return false, err
+			}
+			i += len(s.cells) - n
+		}
+		i--
+	}
+	// ...and that row's first cell, which must not be the block's first:
+	// the row may begin in the block before.
+	r := s.keyAt(i).Row()
+	j := i
+	for {
+		if j == 0 {
+			if s.idx == nil {
+				return false, nil
+			}
+			n := len(s.cells)
+			if ok, err := s.extendBack(); err != nil || !ok {
+				return false, err
+			}
+			j += len(s.cells) - n
+		}
+		if s.cmp.CompareRows(s.keyAt(j-1).Row(), r) != 0 {
+			break
+		}
+		j--
+	}
+	s.setPos(j)
+	return true, nil
+}

@@ -80,6 +80,7 @@ func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return e
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
+func (closedSeeker) SeekBeforeRow([]byte) (bool, error) { return false, errClosed }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -380,6 +381,25 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	}
 	it.positioned = true
 	return true, nil
+}
+
+// SeekBeforeRow moves back to the first cell of the last row before row
+// when the current block shows where that row starts (see
+// encoding.Seeker.SeekBeforeRow), and reports whether it did; if not, it
+// does not move, and the caller steps back with SeekBefore. REQUIRES: the
+// iterator is on a cell whose row is >= row.
+func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
+	if it.err != nil {
+		return false, it.err
+	}
+	if !it.positioned {
+		return false, nil
+	}
+	ok, err := it.seeker.SeekBeforeRow(row)
+	if err != nil {
+		return false, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	return ok, nil
 }
 
 // beforeInBlock reports whether the last cell before key is in the current

@@ -63,32 +63,47 @@ func openPointTable(b *testing.B, dir string, cacheBytes int64) *region.Region {
 	return r
 }
 
+// BenchmarkGet reads random rows with every block cached (cache=all) and
+// with a cache of a tenth of the data (cache=10pct), as the harness's
+// randread workloads do.
 func BenchmarkGet(b *testing.B) {
 	dir := b.TempDir()
-	r := openPointTable(b, dir, 1<<30)
-	rng := rand.New(rand.NewPCG(5, 6))
-	g := &region.Get{}
-	for i := 0; i < pointBenchRows; i++ { // warm the cache
-		g.Row = benchKey(i)
-		if _, err := r.Get(g); err != nil {
-			b.Fatal(err)
-		}
-	}
-	keys := make([][]byte, 4096)
-	for i := range keys {
-		keys[i] = benchKey(rng.IntN(pointBenchRows))
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		g.Row = keys[i%len(keys)]
-		res, err := r.Get(g)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(res.Value(benchFam, benchQual)) != 100 {
-			b.Fatalf("get %q: %v", g.Row, res)
-		}
+	var dataSize int64
+	for _, c := range []string{"all", "10pct"} {
+		b.Run("cache="+c, func(b *testing.B) {
+			size := int64(1 << 30)
+			if c == "10pct" {
+				size = dataSize / 10
+			}
+			r := openPointTable(b, dir, size)
+			for _, f := range r.Store("f").Files() {
+				dataSize += f.Size()
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			g := &region.Get{}
+			for i := 0; i < pointBenchRows; i++ { // warm the cache
+				g.Row = benchKey(rng.IntN(pointBenchRows))
+				if _, err := r.Get(g); err != nil {
+					b.Fatal(err)
+				}
+			}
+			keys := make([][]byte, 1<<16)
+			for i := range keys {
+				keys[i] = benchKey(rng.IntN(pointBenchRows))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				g.Row = keys[i%len(keys)]
+				res, err := r.Get(g)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(res.Value(benchFam, benchQual)) != 100 {
+					b.Fatalf("get %q: %v", g.Row, res)
+				}
+			}
+		})
 	}
 }
 
@@ -137,5 +152,50 @@ func BenchmarkIncrement(b *testing.B) {
 		if v := res.Value(benchFam, benchQual); len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {
 			b.Fatalf("increment %q: %v", inc.Row, res)
 		}
+	}
+}
+
+// BenchmarkScanRange runs the harness's scan workloads: from a random
+// start row, 1..100 rows forward or reversed, with a cache of a tenth of
+// the data. ns/op is per row.
+func BenchmarkScanRange(b *testing.B) {
+	dir := b.TempDir()
+	r0 := openPointTable(b, dir, 1<<20)
+	var dataSize int64
+	for _, f := range r0.Store("f").Files() {
+		dataSize += f.Size()
+	}
+	require.NoError(b, r0.Close())
+	for _, reversed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("reversed=%t", reversed), func(b *testing.B) {
+			r := openPointTable(b, dir, dataSize/10)
+			rng := rand.New(rand.NewPCG(5, 6))
+			scan := func(rows int) int {
+				sc, err := r.NewScanner(&region.Scan{StartRow: benchKey(rng.IntN(pointBenchRows)), Reversed: reversed, Limit: rows})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				for ; n < rows; n++ {
+					res, err := sc.Next()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res == nil {
+						break
+					}
+				}
+				sc.Close()
+				return n
+			}
+			for i := 0; i < 2000; i++ {
+				scan(1 + rng.IntN(100))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				done += max(1, scan(min(1+rng.IntN(100), b.N-done)))
+			}
+		})
 	}
 }

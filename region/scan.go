@@ -54,18 +54,19 @@ type ScanResult struct {
 // compactions go on. It is HBase's RegionScanner. Not safe for concurrent
 // use; Close it when done.
 type Scanner struct {
-	r       *Region
-	scan    Scan
-	stores  []*scanner.StoreScanner
-	rows    int
-	pending []*encoding.KeyValue // rest of a row being split
-	cells   []*encoding.KeyValue // the current row's cells, reused
-	rowBuf  []byte               // the current row's key
-	results []ScanResult         // what is left of Next's current block of results
-	slab    []byte               // Next's current block of cell bytes
-	done    bool
-	closed  bool
-	metrics ScanMetrics
+	r           *Region
+	scan        Scan
+	stores      []*scanner.StoreScanner
+	rows        int
+	pending     []*encoding.KeyValue // rest of a row being split
+	cells       []*encoding.KeyValue // the current row's cells, reused
+	rowBuf      []byte               // the current row's key
+	results     []ScanResult         // what is left of Next's current block of results
+	resultBlock int                  // size of that block
+	slab        []byte               // Next's current block of cell bytes
+	done        bool
+	closed      bool
+	metrics     ScanMetrics
 }
 
 // ScanMetrics are HBase's server-side scan metrics of one scanner.
@@ -128,12 +129,16 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 // result is the caller's to keep.
 //
 // Results are cut from blocks the scanner allocates for several rows at
-// a time (scanSlabRows results, scanSlabBytes of cell bytes), so that a
-// scan allocates about once per block rather than twice per row; a result
-// kept after the scan moves on keeps its block alive, at most about 40 KiB.
+// a time (growing from 4 results and 1 KiB of cell bytes to scanSlabRows
+// and scanSlabBytes), so that a scan allocates about once per block rather
+// than twice per row; a result kept after the scan moves on keeps its
+// block alive, at most about 40 KiB.
 func (sc *Scanner) Next() (*ScanResult, error) {
 	if len(sc.results) == 0 {
-		sc.results = make([]ScanResult, scanSlabRows)
+		// Blocks grow from small, so that short scans (most are) do not
+		// allocate for rows they never return.
+		sc.resultBlock = min(max(2*sc.resultBlock, 4), scanSlabRows)
+		sc.results = make([]ScanResult, sc.resultBlock)
 	}
 	res := &sc.results[0]
 	sc.results = sc.results[1:]
@@ -157,7 +162,11 @@ func (sc *Scanner) carve(n int) []byte {
 		return make([]byte, 0, n)
 	}
 	if cap(sc.slab)-len(sc.slab) < n {
-		sc.slab = make([]byte, 0, scanSlabBytes)
+		size := min(max(2*cap(sc.slab), 1<<10), scanSlabBytes)
+		for size < 4*n {
+			size *= 2
+		}
+		sc.slab = make([]byte, 0, size)
 	}
 	p := len(sc.slab)
 	sc.slab = sc.slab[:p+n]

@@ -220,6 +220,13 @@ func (s *StoreFileScanner) afterSeek(res int, err error) error {
 func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
 	s.seeked = true
 	row := k.Row()
+	if s.valid && s.cmp.CompareRows(s.cur.Row, row) >= 0 {
+		// Most steps back stay in the block: walk back over its cells.
+		moved, err := s.prevRowInBlock(row)
+		if err != nil || moved {
+			return err
+		}
+	}
 	if s.hasHint && s.cmp.CompareRows(encoding.Key(s.hint).Row(), row) < 0 {
 		// The hint's row is the one before ours: go there directly.
 		s.target = encoding.FirstOnRow(s.target[:0], encoding.Key(s.hint).Row())
@@ -234,6 +241,49 @@ func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
 	// On the last cell of the previous row R: aim at R's first cell.
 	s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 	return s.seekRowSavingHint()
+}
+
+// prevRowInBlock moves to the first visible cell of the last row before
+// row that has one, while the block shows where the rows start; it
+// reports false, having moved back only over rows with no visible cell, if
+// the caller must go on with a seek.
+//
+// REQUIRES: the scanner is on a cell whose row is >= row.
+func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
+	for {
+		ok, err := s.it.SeekBeforeRow(row)
+		if err != nil {
+			s.valid, s.hasHint = false, false
+			return false, err
+		}
+		if !ok {
+			return false, nil
+		}
+		s.hasHint = false // the hint describes where a seek left us
+		// On the first cell of the row before: take its first visible cell.
+		// (The row is copied: the seeker may reuse its key memory.)
+		s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
+		row = encoding.Key(s.target).Row()
+		for {
+			if s.it.SeqNum() <= s.readPoint {
+				s.it.KeyValue(&s.cur)
+				s.valid = true
+				return true, nil
+			}
+			more, err := s.it.Next()
+			if err != nil {
+				s.valid = false
+				return false, err
+			}
+			if !more || s.cmp.CompareRows(s.it.Key().Row(), row) != 0 {
+				break
+			}
+		}
+		// Nothing visible in that row: step back again from the cell after it.
+		if !s.it.Valid() {
+			return false, nil
+		}
+	}
 }
 
 // seekRowSavingHint positions on the first visible cell of the row of
