@@ -107,7 +107,7 @@ func getWriteScratch() *writeScratch { return writeScratchPool.Get().(*writeScra
 // caller's memory (rows, values), which the pool would otherwise keep alive.
 func (s *writeScratch) release() {
 	if cap(s.cells) > maxScratchCells || s.entry.Size() > maxScratchBytes || cap(s.vals) > maxScratchBytes ||
-		cap(s.rows) > maxScratchCells {
+		cap(s.rows) > maxScratchCells || cap(s.spans) > maxScratchCells {
 		return
 	}
 	s.one[0] = nil
@@ -119,6 +119,8 @@ func (s *writeScratch) release() {
 	s.held = s.held[:0]
 	clear(s.get.Columns)
 	s.get = Get{Columns: s.get.Columns[:0]}
+	clear(s.spans)
+	s.spans = s.spans[:0]
 	writeScratchPool.Put(s)
 }
 
@@ -555,8 +557,13 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 		return false, err
 	}
 	defer r.locks.unlock(rl, true)
+	s := getWriteScratch()
+	defer s.release()
+	g := &s.get
+	g.Row, g.TimeRange = c.Row, c.TimeRange
 	if c.Filter != nil {
-		cur, err := r.get(&Get{Row: c.Row, TimeRange: c.TimeRange, Filter: c.Filter})
+		g.Filter = c.Filter
+		cur, err := r.get(g)
 		if err != nil {
 			return false, err
 		}
@@ -564,7 +571,8 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 			return false, nil
 		}
 	} else {
-		cur, err := r.get(&Get{Row: c.Row, Columns: []Column{{Family: c.Family, Qualifier: nonNil(c.Qualifier)}}, TimeRange: c.TimeRange})
+		g.AddColumn(c.Family, c.Qualifier)
+		cur, err := r.get(g)
 		if err != nil {
 			return false, err
 		}
@@ -577,8 +585,6 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 			return false, nil
 		}
 	}
-	s := getWriteScratch()
-	defer s.release()
 	if err := r.applyLocked(s, c.Mutations); err != nil {
 		return false, err
 	}
