@@ -121,7 +121,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // delete markers, the cells they mask, expired cells and versions beyond
 // the family's VERSIONS are dropped. A minor one keeps every cell but the
 // expired, since the markers it sees may mask cells in other files.
-func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, bytesPerSec int64) (*StoreFile, error) {
+//
+// It also returns how many of the cells a minor compaction wrote are
+// versions beyond VERSIONS of their column (not counting deletes), which
+// a major compaction would drop.
+func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, bytesPerSec int64) (*StoreFile, uint64, error) {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	// The inputs must all still be live (another compaction may have taken them).
@@ -134,7 +138,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	var maxSeq encoding.SeqNum
 	for _, f := range files {
 		if !live[f] {
-			return nil, nil
+			return nil, 0, nil
 		}
 		f.acquire()
 		defer f.release()
@@ -142,15 +146,15 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	name := newFileName()
 	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
-	n, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, bytesPerSec)
+	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, bytesPerSec)
 	if err != nil {
 		s.removeQuietly(tmp)
-		return nil, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.opts.Name)
+		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.opts.Name)
 	}
 	var out *StoreFile
 	if n > 0 {
 		if out, err = s.publish(tmp, name); err != nil {
-			return nil, errors.Wrapf(err, "region: publishing compaction of %s", s.opts.Name)
+			return nil, 0, errors.Wrapf(err, "region: publishing compaction of %s", s.opts.Name)
 		}
 	} else {
 		s.removeQuietly(tmp)
@@ -178,9 +182,9 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		f.release()
 	}
 	if err := syncDir(s.fs, s.dir); err != nil {
-		return out, err
+		return out, surplus, err
 	}
-	return out, nil
+	return out, surplus, nil
 }
 
 func containsFile(files []*StoreFile, f *StoreFile) bool {
@@ -193,11 +197,12 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 }
 
 // writeCompacted writes the merged cells of files to path and returns the
-// number of cells written.
-func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, bytesPerSec int64) (int64, error) {
+// number of cells written and, for a minor compaction, how many of them are
+// surplus versions (see compact).
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, bytesPerSec int64) (n int64, surplus uint64, _ error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -210,20 +215,19 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		BloomType: s.opts.Bloom, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	for i, in := range files {
 		scanners[i] = scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
 	}
-	var n int64
 	ttl := s.opts.TTL.Milliseconds()
 	if major {
 		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
 			MaxVersions: s.opts.MaxVersions, TTLMillis: ttl, NowMillis: now, ReuseCells: true,
 		})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer ss.Close()
 		var cells []*encoding.KeyValue
@@ -231,14 +235,14 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			var ok bool
 			cells, ok, err = ss.NextRow(cells[:0])
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			if !ok {
 				break
 			}
 			for _, kv := range cells {
 				if err := w.Append(kv); err != nil {
-					return 0, err
+					return 0, 0, err
 				}
 				n++
 			}
@@ -247,8 +251,11 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		heap := scanner.NewKeyValueHeap(s.cmp, scanners, false)
 		defer heap.Close()
 		if err := heap.Seek(encoding.FirstOnRow(nil, nil)); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
+		// Puts seen of the current column, to count surplus versions.
+		var col []byte
+		versions := 0
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
 			oldest := int64(math.MinInt64)
 			if ttl > 0 {
@@ -256,24 +263,33 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			}
 			if !kv.Expired(oldest, now) {
 				if err := w.Append(kv); err != nil {
-					return 0, err
+					return 0, 0, err
 				}
 				n++
+				if kv.Type == encoding.TypePut {
+					if col == nil || !sameColumn(s.cmp, kv, col) {
+						col = encoding.FirstOnRowCol(col[:0], kv.Row, kv.Family, kv.Qualifier)
+						versions = 0
+					}
+					if versions++; versions > s.opts.MaxVersions {
+						surplus++
+					}
+				}
 			}
 			if err := heap.Next(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(maxSeq))); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	flag := byte(0)
 	if major {
 		flag = 0xFF
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{flag}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var tracker []byte
 	for _, in := range files {
@@ -281,15 +297,21 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		tracker = protowire.AppendString(tracker, filepath.Base(in.Path))
 	}
 	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte("PBUF"), tracker...)); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := w.Close(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := bw.Flush(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return n, f.Sync()
+	return n, surplus, f.Sync()
+}
+
+// sameColumn reports whether kv is in the column of key, a first-on-column
+// key.
+func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key) bool {
+	return cmp.CompareRows(kv.Row, key.Row()) == 0 && string(kv.Qualifier) == string(key.Qualifier())
 }
 
 // removeCompactedInputs deletes files that a newer file lists as the inputs
@@ -347,7 +369,8 @@ func (s *Store) removeCompactedInputs() error {
 }
 
 // Compact compacts every store: all its files with major, else the files
-// the exploring policy picks (possibly none).
+// the exploring policy picks (possibly none; a pick of every file is a
+// major compaction).
 func (r *Region) Compact(major bool) error {
 	if r.closed.Load() {
 		return ErrClosed
@@ -370,19 +393,34 @@ func (r *Region) compactStore(s *Store, major bool) error {
 		}
 		start, end := selectMinor(sizes, r.opts.CompactionMin, r.opts.CompactionMax, r.opts.CompactionRatio,
 			r.opts.CompactionMinSize, r.opts.CompactionMaxSize)
+		// A compaction of every file is a major one: nothing outside it but
+		// the memstore, whose cells are newer, so it may drop what a major
+		// compaction drops. (HBase drops delete markers then too, and
+		// surplus versions in every compaction; doing that with other
+		// files outside would change what reads see.) This is what keeps
+		// an overwritten table from growing until the weekly major
+		// compaction.
+		major = end > 0 && start == 0 && end == len(files)
 		files = files[start:end]
 	}
 	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.opts.TTL == 0 && !hasDeletes(files[0])) {
 		return nil
 	}
 	start := time.Now()
-	out, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), r.opts.CompactionThroughput)
+	out, surplus, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), r.opts.CompactionThroughput)
 	if err != nil {
 		return errors.Wrapf(err, "region %s", r.dir)
 	}
 	r.stats.compactions.Add(1)
 	if major {
 		r.stats.majorCompactions.Add(1)
+		s.majors.Add(1)
+		s.majorWanted.Store(false)
+	} else if out != nil && surplus*2 > out.Reader.EntryCount() {
+		// Mostly versions no read returns: a major compaction would drop
+		// them; ask the compactor for one.
+		s.majorWanted.Store(true)
+		r.requestCompaction()
 	}
 	var outSize int64
 	if out != nil {
@@ -427,7 +465,7 @@ func (r *Region) compactor() {
 			continue
 		}
 		for _, s := range r.stores {
-			major := r.majorDue(s)
+			major := r.majorDue(s) || s.majorWanted.Load()
 			if !major && len(s.Files()) < r.opts.CompactionMin {
 				continue
 			}

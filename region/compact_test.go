@@ -69,12 +69,20 @@ func snapshotRows(t *testing.T, r *Region) map[string]string {
 }
 
 func TestCompactionMinorAndMajor(t *testing.T) {
-	r := openTest(t, t.TempDir(), func(o *Options) { o.DisableAutoCompaction = true })
+	// The ratio test applies to files of any size.
+	r := openTest(t, t.TempDir(), func(o *Options) { o.DisableAutoCompaction = true; o.CompactionMinSize = 1 })
 	defer r.Close()
 	for round := 0; round < 5; round++ {
 		for i := 0; i < 40; i++ {
 			row := b(fmt.Sprintf("r%02d", i))
 			require.NoError(t, r.Put(NewPut(row).AddAt(fam, b("q"), int64(10+round), b(fmt.Sprint("v", round)))))
+		}
+		if round == 0 {
+			// A big first file, which the exploring policy leaves out of
+			// the minor compaction: one of every file would be major.
+			for i := 0; i < 1000; i++ {
+				require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("s%04d", i))).AddAt(fam, b("q"), 1, b("big"))))
+			}
 		}
 		if round == 3 {
 			require.NoError(t, r.Delete(NewDelete(b("r05")).AddColumns(fam, b("q"), 100)))
@@ -86,10 +94,11 @@ func TestCompactionMinorAndMajor(t *testing.T) {
 	before := snapshotRows(t, r)
 
 	require.NoError(t, r.Compact(false))
-	require.Less(t, len(r.Store("f").Files()), 5)
+	require.Len(t, r.Store("f").Files(), 2, "the big file and the minor compaction's output")
 	require.Equal(t, before, snapshotRows(t, r))
 	_, dels := countFileCells(t, r, "f")
 	require.Equal(t, 2, dels, "a minor compaction keeps delete markers")
+	require.Zero(t, r.Stats().MajorCompactions)
 
 	require.NoError(t, r.Compact(true))
 	require.Len(t, r.Store("f").Files(), 1)
@@ -98,12 +107,54 @@ func TestCompactionMinorAndMajor(t *testing.T) {
 	cells, dels := countFileCells(t, r, "f")
 	require.Zero(t, dels, "a major compaction drops delete markers")
 	// 40 rows × 3 versions kept (VERSIONS=3), minus r05 (all deleted), and r06
-	// lost its ts-13 version, so the next-older one takes its place.
-	require.Equal(t, 39*3, cells)
+	// lost its ts-13 version, so the next-older one takes its place; and the
+	// big file's rows.
+	require.Equal(t, 39*3+1000, cells)
 	require.Equal(t, int64(2), r.Stats().Compactions)
 	ents, err := os.ReadDir(filepath.Join(r.Dir(), "f"))
 	require.NoError(t, err)
 	require.Len(t, ents, 1, "compacted files are removed from disk")
+}
+
+// TestMinorCompactionOfEveryFileIsMajor checks that a minor compaction that
+// picks every file drops what a major one drops, surplus versions above
+// all (what keeps an overwritten table small), and that a minor compaction
+// whose output is mostly surplus versions asks for a major one.
+func TestMinorCompactionOfEveryFileIsMajor(t *testing.T) {
+	r := openTest(t, t.TempDir(), func(o *Options) { o.DisableAutoCompaction = true; o.CompactionMinSize = 1 })
+	defer r.Close()
+	for round := 0; round < 4; round++ {
+		for i := 0; i < 50; i++ {
+			require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%02d", i))).AddAt(b("g"), b("q"), int64(10+round), b(fmt.Sprint("v", round)))))
+		}
+		require.NoError(t, r.Flush())
+	}
+	before := snapshotRows(t, r)
+	require.NoError(t, r.Compact(false))
+	files := r.Store("g").Files()
+	require.Len(t, files, 1)
+	require.True(t, files[0].Major)
+	require.Equal(t, int64(1), r.Stats().MajorCompactions)
+	require.Equal(t, before, snapshotRows(t, r))
+	cells, _ := countFileCells(t, r, "g")
+	require.Equal(t, 50, cells, "VERSIONS=1: one version per row is left")
+
+	// A big file the policy leaves out, then overwrites: the minor
+	// compaction of the overwrites is mostly surplus versions.
+	for i := 0; i < 2000; i++ {
+		require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("s%04d", i))).AddAt(b("g"), b("q"), 1, b("big"))))
+	}
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Compact(true))
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 50; i++ {
+			require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%02d", i))).AddAt(b("g"), b("q"), int64(20+round), b(fmt.Sprint("w", round)))))
+		}
+		require.NoError(t, r.Flush())
+	}
+	require.NoError(t, r.Compact(false))
+	require.Len(t, r.Store("g").Files(), 2)
+	require.True(t, r.Store("g").majorWanted.Load(), "2 of every 3 cells of the minor compaction's output are surplus")
 }
 
 func TestCompactionKeepsOpenScannersWorking(t *testing.T) {

@@ -56,11 +56,17 @@ func (m *regionModel) add(c *modelCell) {
 	}
 }
 
-// masked reports whether a delete marker hides p; a major compaction sees
-// only the markers in files (filesOnly).
-func (m *regionModel) masked(p *modelCell, filesOnly bool) bool {
+// Which delete markers a masking check sees.
+const (
+	allMarkers       = iota // a read
+	fileMarkers             // a major compaction: the markers in files
+	unflushedMarkers        // a flush: the markers being flushed
+)
+
+// masked reports whether a delete marker of those markers sees hides p.
+func (m *regionModel) masked(p *modelCell, markers int) bool {
 	for _, d := range m.deletes[[2]string{p.row, p.fam}] {
-		if filesOnly && !d.inFile {
+		if markers == fileMarkers && !d.inFile || markers == unflushedMarkers && d.inFile {
 			continue
 		}
 		switch d.typ {
@@ -87,7 +93,7 @@ func (m *regionModel) masked(p *modelCell, filesOnly bool) bool {
 
 // visible returns the cells a read sees of one column: newest first, one
 // per timestamp, not masked, within tr, at most n.
-func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, filesOnly bool) []*modelCell {
+func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, markers int) []*modelCell {
 	sort.Slice(puts, func(i, j int) bool {
 		if puts[i].ts != puts[j].ts {
 			return puts[i].ts > puts[j].ts
@@ -97,7 +103,7 @@ func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, fil
 	var out []*modelCell
 	lastTS := int64(-1)
 	for _, p := range puts {
-		if m.masked(p, filesOnly) || p.ts == lastTS || !tr.Within(p.ts) {
+		if m.masked(p, markers) || p.ts == lastTS || !tr.Within(p.ts) {
 			continue
 		}
 		lastTS = p.ts
@@ -155,7 +161,7 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 			limit = m.maxVersions[k.fam]
 		}
 		n := 0
-		for _, p := range m.column(puts, tr, limit, false) {
+		for _, p := range m.column(puts, tr, limit, allMarkers) {
 			if flt.value != "" && p.value != flt.value {
 				continue
 			}
@@ -176,20 +182,43 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 	return out
 }
 
+// flush writes the unflushed cells to a file as the region's flush does:
+// every delete marker, and of the puts what a read of VERSIONS versions
+// sees when only the flushed markers mask.
 func (m *regionModel) flush() {
+	cols := map[colKey][]*modelCell{}
+	var kept []*modelCell
 	for _, c := range m.cells {
+		switch {
+		case c.inFile || c.typ.IsDelete():
+			kept = append(kept, c)
+		default:
+			k := colKey{c.row, c.fam, c.qual}
+			cols[k] = append(cols[k], c)
+		}
+	}
+	for k, puts := range cols {
+		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], unflushedMarkers)...)
+	}
+	// Masking is judged against the old cells, so swap only at the end.
+	m.cells, m.deletes, m.byRow = nil, nil, nil
+	for _, c := range kept {
 		c.inFile = true
+		m.add(c)
 	}
 }
 
 // majorCompact keeps, of the flushed cells, what a read of every version
 // returns; unflushed cells stay as they are.
-func (m *regionModel) majorCompact() {
+func (m *regionModel) majorCompact() { m.majorCompactFamily("") }
+
+// majorCompactFamily is majorCompact for one family's store ("": all).
+func (m *regionModel) majorCompactFamily(fam string) {
 	cols := map[colKey][]*modelCell{}
 	var kept []*modelCell
 	for _, c := range m.cells {
 		switch {
-		case !c.inFile:
+		case !c.inFile || (fam != "" && c.fam != fam):
 			kept = append(kept, c)
 		case c.typ == encoding.TypePut:
 			k := colKey{c.row, c.fam, c.qual}
@@ -197,7 +226,7 @@ func (m *regionModel) majorCompact() {
 		}
 	}
 	for k, puts := range cols {
-		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], true)...)
+		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], fileMarkers)...)
 	}
 	// Masking is judged against the old cells, so swap only at the end.
 	m.cells, m.deletes, m.byRow = nil, nil, nil
@@ -488,11 +517,23 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		case op < 95:
 			major := rng.IntN(2) == 0
 			history = append(history, fmt.Sprintf("compact major=%t", major))
+			majors := map[string]int64{}
+			for _, st := range r.stores {
+				majors[st.opts.Name] = st.majors.Load()
+			}
 			if err := r.Compact(major); err != nil {
 				fail("compact: %v", err)
 			}
 			if major {
 				m.majorCompact()
+			} else {
+				// A minor pick of every file of a store is a major compaction.
+				for _, st := range r.stores {
+					if st.majors.Load() != majors[st.opts.Name] {
+						history = append(history, "  (major: "+st.opts.Name+")")
+						m.majorCompactFamily(st.opts.Name)
+					}
+				}
 			}
 		case op < 97: // clean reopen: Close flushes
 			history = append(history, "reopen")

@@ -169,6 +169,9 @@ func Open(dir string, o Options) (*Region, error) {
 	}
 	go r.flusher()
 	go r.compactor()
+	// As HBase does for a region it opens: the files left by the last
+	// run may already call for a compaction.
+	r.requestCompaction()
 	return r, nil
 }
 

@@ -81,6 +81,10 @@ type Store struct {
 	files []*StoreFile // oldest first
 
 	compactMu sync.Mutex // one compaction at a time
+	// majors counts the store's major compactions; majorWanted is set by
+	// a minor compaction whose output was mostly surplus versions.
+	majors      atomic.Int64
+	majorWanted atomic.Bool
 
 	// The snapshot a failed flush left behind and the sequence id it was
 	// taken at: a retry flushes the same snapshot and must record that id,
@@ -373,10 +377,11 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 	if err != nil {
 		return err
 	}
-	for kv := it.SeekToFirst(); kv != nil; kv = it.Next() {
-		if err := w.Append(kv); err != nil {
-			return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
-		}
+	err = s.flushCells(snap, func(kv *encoding.KeyValue) error {
+		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.opts.Name)
+	})
+	if err != nil {
+		return err
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(flushSeq))); err != nil {
 		return err
@@ -392,6 +397,58 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 	}
 	if err := f.Sync(); err != nil {
 		return errors.Wrapf(err, "region: syncing flush of %s", s.opts.Name)
+	}
+	return nil
+}
+
+// flushCells passes to emit, in order, the snapshot's cells a flush writes,
+// as HBase's flush does (a store scanner of ScanType COMPACT_RETAIN_DELETES):
+// every delete marker, and of the puts those that a read of the family's
+// VERSIONS versions would return from the snapshot alone. Puts that the
+// snapshot's own markers mask, and versions beyond VERSIONS, are dropped:
+// a table whose rows are overwritten flushes one version per column, not
+// every overwrite. (Markers in older files may still mask what is kept; as
+// in HBase, that does not bring dropped versions back.)
+func (s *Store) flushCells(snap *memstore.Snapshot, emit func(*encoding.KeyValue) error) error {
+	raw := snap.Segment.NewScanner(math.MaxUint64)
+	defer raw.Close()
+	ss, err := scanner.NewStoreScanner(s.cmp,
+		[]scanner.KeyValueScanner{scanner.NewMemStoreScanner(snap.Segment.NewScanner(math.MaxUint64), 0)},
+		scanner.QueryOptions{MaxVersions: s.opts.MaxVersions, ReuseCells: true})
+	if err != nil {
+		return err
+	}
+	defer ss.Close()
+	var row []byte
+	var puts []*encoding.KeyValue
+	for kv := raw.SeekToFirst(); kv != nil; {
+		row = append(row[:0], kv.Row...)
+		puts = puts[:0]
+		if pr := ss.PeekRow(); pr != nil && s.cmp.CompareRows(pr, row) == 0 {
+			if puts, err = ss.Row(puts); err != nil {
+				return err
+			}
+		}
+		// Merge the row's markers, from the raw cells, with its kept puts.
+		i := 0
+		for ; kv != nil && s.cmp.CompareRows(kv.Row, row) == 0; kv = raw.Next() {
+			if !kv.Type.IsDelete() {
+				continue
+			}
+			for ; i < len(puts) && s.cmp.CompareKeyValues(puts[i], kv) < 0; i++ {
+				if err := emit(puts[i]); err != nil {
+					return err
+				}
+			}
+			if err := emit(kv); err != nil {
+				return err
+			}
+		}
+		for ; i < len(puts); i++ {
+			if err := emit(puts[i]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
