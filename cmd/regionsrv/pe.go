@@ -89,6 +89,8 @@ type peOptions struct {
 	memProfile   string
 	zk           string // run against this cluster instead of an embedded region
 	presplit     int
+	flagSet      map[string]bool      // the flags given
+	famTemplate  region.FamilyOptions // the family flags, before naming
 }
 
 // peDefines collects repeated -D key=value flags.
@@ -172,7 +174,19 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	if o.clients, err = strconv.Atoi(positional[1]); err != nil || o.clients < 1 {
 		return bad("NCLIENTS must be a positive integer, got %q", positional[1])
 	}
-	fs.Visit(func(f *flag.Flag) { o.rowsSet = o.rowsSet || f.Name == "rows" })
+	o.flagSet = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.flagSet[f.Name] = true })
+	o.rowsSet = o.flagSet["rows"]
+	if o.cmd.name == "metaWrite" && o.zk != "" {
+		// The server opens a real region per meta row: keep the default
+		// small and refuse what it cannot hold.
+		if !o.rowsSet {
+			o.rows = max(peMetaDefaultRemoteRegions/int64(o.clients), 1)
+		}
+		if o.rows*int64(o.clients) > peMetaMaxRemoteRegions {
+			return bad("metaWrite with --zk creates one server region per meta row: at most %d (--rows × NCLIENTS)", peMetaMaxRemoteRegions)
+		}
+	}
 	switch {
 	case o.rows < 1:
 		return bad("--rows must be at least 1")
@@ -219,6 +233,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		return bad("--bloomFilter: %v", err)
 	}
 	fam.NoBloom = fam.Bloom == hfile.BloomNone
+	o.famTemplate = fam
 	for i := 0; i < *families; i++ {
 		f := fam
 		f.Name = peFamilyName(i)
@@ -326,6 +341,7 @@ type peKindResult struct {
 func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, err error) {
 	var (
 		store  peStore
+		remote *remoteStore
 		r      *region.Region
 		cache  *hfileadapter.Cache
 		closed bool
@@ -337,7 +353,11 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		}
 		defer c.Close()
 		rs.timeout = max(rs.timeout, 2*o.duration)
+		if o.cmd.meta && o.cmd.write {
+			return o.runRemoteMetaWrite(ctx, rs)
+		}
 		store = rs
+		remote = rs
 	} else {
 		dir := o.dir
 		if dir == "" {
@@ -347,6 +367,9 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 			defer os.RemoveAll(dir)
 		}
 		ro := o.regionOptions()
+		if o.cmd.meta {
+			ro = o.metaRegionOptions()
+		}
 		if o.cmd.read {
 			// Read the table as it was written: keep its stored family settings.
 			if _, err := os.Stat(filepath.Join(dir, ".regioninfo")); err == nil {
@@ -399,6 +422,14 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 	keySpace := o.keySpace
 	if keySpace == 0 {
 		keySpace = o.rows * int64(o.clients)
+	}
+	if o.cmd.meta {
+		if t.meta, err = o.openMeta(ctx, r, remote); err != nil {
+			return nil, err
+		}
+		if o.keySpace == 0 && t.meta.regions > 0 {
+			keySpace = t.meta.regions // look up the regions there are
+		}
 	}
 	if t.keys, err = newKeyChooser(o.distribution, keySpace, o.rows, o.clients); err != nil {
 		return nil, err
@@ -492,6 +523,10 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		res.rows += c.rowsRead
 	}
 	if firstErr != nil {
+		if errors.Is(firstErr, errMiss) && o.cmd.meta {
+			return nil, errors.Newf("%v (%d of %d lookups found no region containing the key; was hbase:meta written by metaWrite, and is --keySpace at most its region count?)",
+				firstErr, misses.Load(), res.ops+misses.Load())
+		}
 		if errors.Is(firstErr, errMiss) {
 			return nil, errors.Newf("%v (%d of %d reads missed; was the table written with the same --rows, NCLIENTS, --families and --columns?)",
 				firstErr, misses.Load(), res.ops+misses.Load())
@@ -574,8 +609,11 @@ func (w *peWorker) run(limit int64, stop *atomic.Bool, misses *atomic.Int64) err
 			if errors.Is(err, errMiss) {
 				misses.Add(1)
 			}
-			if w.t.cmd.pick == pickNone { // the operation names its rows
+			switch {
+			case w.t.cmd.pick == pickNone: // the operation names its rows
 				return errors.Wrapf(err, "client %d", w.id)
+			case w.t.meta != nil:
+				return errors.Wrapf(err, "client %d, region %d (key %s)", w.id, row, peMetaKey(row, w.t.meta.width))
 			}
 			return errors.Wrapf(err, "client %d, row %s", w.id, peRowKey(row))
 		}

@@ -191,6 +191,10 @@ func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *cl
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "connecting to the cluster at %s", zk)
 	}
+	if o.cmd.meta {
+		// Their table is TestTableMeta, handled in pe_meta.go.
+		return &remoteStore{c: c, table: peMetaRemoteTable, timeout: 60 * time.Second}, c, nil
+	}
 	_, err = c.TableDescriptor(ctx, peTableName)
 	switch {
 	case err == nil:

@@ -17,6 +17,8 @@ type peCommand struct {
 	write bool
 	// read commands need a table written by an earlier run.
 	read bool
+	// meta commands work on hbase:meta (pe_meta.go).
+	meta bool
 	// pick says how a command chooses its row for its n-th operation.
 	pick peRowPick
 	// op performs one operation on row number row and returns how long the
@@ -90,6 +92,10 @@ var peCommands = []peCommand{
 		read: true, pick: pickRandom, op: (*peClient).scanRange, scanLen: 100, countsRows: true},
 	{name: "scanRange1000", usage: "scan from a random row to 1000 rows after it; one op per scan",
 		read: true, pick: pickRandom, op: (*peClient).scanRange, scanLen: 1000, countsRows: true},
+	{name: "metaWrite", usage: "register rows × NCLIENTS fake regions of TestTable in an hbase:meta region in --dir (meta comparator), [key(n), key(n+1)) with key(n) n zero-padded, as HBase's MetaTableAccessor writes them; client i registers regions [i*rows, (i+1)*rows). With --zk: create TestTableMeta pre-split into rows × NCLIENTS regions (default 1000, at most 5000: the server opens each) in one CreateTable, reported as one op per region",
+		write: true, meta: true, pick: pickSequential, op: (*peClient).metaWrite},
+	{name: "metaRandomRead", usage: "locate the region of a random key as an uncached client lookup does: a reversed one-row scan of hbase:meta from \"TestTable,<key>,99999999999999\" (with --zk: client.LocateRegion(reload) on TestTableMeta, one Scan RPC); --keySpace defaults to the table's regions; a wrong or missing region fails the run",
+		read: true, meta: true, pick: pickRandom, op: (*peClient).metaRandomRead},
 	{name: "filterScan", usage: "scan the whole table with a SingleColumnValueFilter on info0:0 that matches no row; one op per scan (use a small --rows, e.g. --rows=20)",
 		read: true, pick: pickNone, op: (*peClient).filterScan, warnDefaultRows: true},
 	ycsbCommand("workloada", "YCSB workload A: 50% read, 50% update, zipfian", &ycsbA),
@@ -135,6 +141,7 @@ type peTable struct {
 	columns     []region.Column
 	cacheBlocks bool
 	ycsb        *ycsbState
+	meta        *peMeta // the meta commands' key width and locator
 }
 
 // peClient is one of the NCLIENTS goroutines. Its fields are its own.
