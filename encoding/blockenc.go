@@ -163,8 +163,9 @@ type Seeker interface {
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,
-// ready for its first cell. NONE, PREFIX and FAST_DIFF are supported; their
-// output is byte for byte what HBase writes (with TAGS_COMPRESSED off).
+// ready for its first cell. NONE, PREFIX, FAST_DIFF and ROW_INDEX_V1 are
+// supported; their output is byte for byte what HBase writes (with
+// TAGS_COMPRESSED off).
 func NewBlockEncoder(enc DataBlockEncoding, f BlockFormat) (BlockEncoder, error) {
 	var e BlockEncoder
 	switch enc {
@@ -174,6 +175,8 @@ func NewBlockEncoder(enc DataBlockEncoding, f BlockFormat) (BlockEncoder, error)
 		e = &prefixEncoder{encoderBase: encoderBase{f: f}}
 	case EncodingFastDiff:
 		e = &fastDiffEncoder{encoderBase: encoderBase{f: f}}
+	case EncodingRowIndexV1:
+		e = &rowIndexEncoder{noneEncoder: noneEncoder{encoderBase: encoderBase{f: f}}}
 	default:
 		return nil, errUnsupportedEncoding(enc)
 	}
@@ -185,7 +188,7 @@ func NewBlockEncoder(enc DataBlockEncoding, f BlockFormat) (BlockEncoder, error)
 // keys are ordered by cmp. Call Init before anything else.
 func NewSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) (Seeker, error) {
 	switch enc {
-	case EncodingNone, EncodingPrefix, EncodingFastDiff:
+	case EncodingNone, EncodingPrefix, EncodingFastDiff, EncodingRowIndexV1:
 	default:
 		return nil, errUnsupportedEncoding(enc)
 	}
@@ -197,11 +200,11 @@ func NewSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) (Seeker, err
 
 // ErrUnsupportedEncoding marks the error NewBlockEncoder and NewSeeker return
 // for an encoding HBase has but we do not implement (DIFF, superseded by
-// FAST_DIFF, and ROW_INDEX_V1) or an unknown id. A file using one cannot be
+// FAST_DIFF) or an unknown id. A file using one cannot be
 // read, but that is not corruption. Test with errors.Is.
 var ErrUnsupportedEncoding = errors.New("regionkv: unsupported data block encoding")
 
 func errUnsupportedEncoding(enc DataBlockEncoding) error {
-	return errors.Mark(errors.Newf("encoding: data block encoding %s is not supported (only NONE, PREFIX and FAST_DIFF are)", enc),
+	return errors.Mark(errors.Newf("encoding: data block encoding %s is not supported (only NONE, PREFIX, FAST_DIFF and ROW_INDEX_V1 are)", enc),
 		ErrUnsupportedEncoding)
 }

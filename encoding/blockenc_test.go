@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,7 +14,7 @@ import (
 )
 
 var (
-	testEncodings = []DataBlockEncoding{EncodingNone, EncodingPrefix, EncodingFastDiff}
+	testEncodings = []DataBlockEncoding{EncodingNone, EncodingPrefix, EncodingFastDiff, EncodingRowIndexV1}
 	testFormats   = []BlockFormat{{}, {IncludesMvcc: true}, {IncludesTags: true}, {IncludesMvcc: true, IncludesTags: true}}
 	testComparers = []*Comparer{InnerStoreComparer, DefaultComparer, MetaComparer}
 )
@@ -127,7 +128,22 @@ func encodeBlock(t testing.TB, enc DataBlockEncoding, f BlockFormat, cells []Key
 	require.Equal(t, len(out), e.EncodedSize())
 	unencoded := len(none.Finish())
 	require.Equal(t, unencoded, e.UnencodedSize())
-	if enc != EncodingNone {
+	switch enc {
+	case EncodingNone:
+	case EncodingRowIndexV1:
+		// No unencoded size; the cells are NONE's, then the row index.
+		require.Equal(t, uint16(enc), uint16(out[0])<<8|uint16(out[1]), "encoding id")
+		require.Equal(t, none.Finish(), out[2:2+unencoded], "cells in NONE format")
+		rows := 0
+		for i := range cells {
+			if i == 0 || !bytes.Equal(cells[i].Row, cells[i-1].Row) {
+				rows++
+			}
+		}
+		require.Equal(t, uint32(rows), binary.BigEndian.Uint32(out[2+unencoded:]), "row count")
+		require.Len(t, out, 2+unencoded+4+4*rows+4)
+		require.Equal(t, uint32(unencoded), binary.BigEndian.Uint32(out[len(out)-4:]), "cells size")
+	default:
 		require.Equal(t, uint16(enc), uint16(out[0])<<8|uint16(out[1]), "encoding id")
 		require.Equal(t, uint32(unencoded), uint32(out[2])<<24|uint32(out[3])<<16|uint32(out[4])<<8|uint32(out[5]), "unencoded size")
 	}
@@ -523,7 +539,7 @@ func TestSuffixBytes(t *testing.T) {
 }
 
 func TestUnsupportedEncodings(t *testing.T) {
-	for _, enc := range []DataBlockEncoding{EncodingDiff, EncodingRowIndexV1, 1, 99} {
+	for _, enc := range []DataBlockEncoding{EncodingDiff, 1, 99} {
 		_, err := NewBlockEncoder(enc, BlockFormat{})
 		require.True(t, errors.Is(err, ErrUnsupportedEncoding), "%v", err)
 		require.False(t, IsCorruption(err))

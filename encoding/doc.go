@@ -21,14 +21,16 @@
 // # Data block encodings
 //
 // A data block's payload is its cells in one of HBase's DataBlockEncodings.
-// NewBlockEncoder writes NONE, PREFIX and FAST_DIFF byte for byte as HBase
-// does, and NewSeeker reads and seeks them (HBase's EncodedSeeker, and the
-// unencoded scan of HFileReaderImpl for NONE). PREFIX and FAST_DIFF payloads
-// start with the 2-byte encoding id and the 4-byte size the cells would take
-// in NONE format; each cell then stores only what differs from the previous
-// cell's key. The formats are drawn in none.go, prefix.go and fastdiff.go.
-// DIFF and ROW_INDEX_V1 are not implemented (ErrUnsupportedEncoding), nor
-// are dictionary-compressed tags, which we never write.
+// NewBlockEncoder writes NONE, PREFIX, FAST_DIFF and ROW_INDEX_V1 byte for
+// byte as HBase does, and NewSeeker reads and seeks them (HBase's
+// EncodedSeeker, and the unencoded scan of HFileReaderImpl for NONE). PREFIX
+// and FAST_DIFF payloads start with the 2-byte encoding id and the 4-byte
+// size the cells would take in NONE format; each cell then stores only what
+// differs from the previous cell's key. ROW_INDEX_V1 keeps NONE's cells and
+// adds an index of the rows. The formats are drawn in none.go, prefix.go,
+// fastdiff.go and rowindex.go. DIFF is not implemented
+// (ErrUnsupportedEncoding), nor are dictionary-compressed tags, which we
+// never write.
 //
 // Seekers treat payloads as untrusted: anything that does not decode is an
 // error marked as corruption, and a seek within a block allocates nothing.

@@ -94,7 +94,8 @@ func (s *seeker) InitIndexed(payload []byte, idx *RestartIndex) error {
 	if err := s.Init(payload); err != nil {
 		return err
 	}
-	if idx != nil && idx.none == (s.enc == EncodingNone) {
+	// A ROW_INDEX_V1 block has its own index.
+	if idx != nil && s.rowOffsets == nil && idx.none == (s.enc == EncodingNone) {
 		s.idx = idx
 	}
 	return nil

@@ -33,8 +33,9 @@ type cellState struct {
 	seq     SeqNum
 }
 
-// seeker implements Seeker for NONE, PREFIX and FAST_DIFF. The three differ
-// only in how one cell is decoded given the previous one, so the position
+// seeker implements Seeker for NONE, PREFIX, FAST_DIFF and ROW_INDEX_V1
+// (whose cells are NONE's). They differ only in how one cell is decoded
+// given the previous one (and ROW_INDEX_V1 in its row index), so the position
 // logic (Rewind, Next, SeekToKeyInBlock, SeekBeforeKey) is shared and decode
 // switches on the encoding.
 //
@@ -74,7 +75,13 @@ type seeker struct {
 	idx *RestartIndex
 	// back is scratch for extendBack.
 	back []cellState
+	// rowOffsets is a ROW_INDEX_V1 block's row index (see rowindex.go).
+	rowOffsets []byte
 }
+
+// keysInData reports whether keys are read from the payload (NONE-format
+// cells) rather than rebuilt into s.keys.
+func (s *seeker) keysInData() bool { return s.enc == EncodingNone || s.enc == EncodingRowIndexV1 }
 
 // minKeyBudget is the least maxKeyBytes, so that small blocks never drop
 // cells.
@@ -98,13 +105,19 @@ func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
 
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
-	s.data, s.key, s.idx = nil, nil, nil
+	s.data, s.key, s.idx, s.rowOffsets = nil, nil, nil, nil
 	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 	start := 0
 	if len(payload) > math.MaxInt32 {
 		return CorruptionErrorf("encoding: %s block of %d bytes is larger than a block can be", s.enc, len(payload))
 	}
-	if s.enc != EncodingNone {
+	if s.enc == EncodingRowIndexV1 {
+		if err := s.initRowIndex(payload); err != nil {
+			return err
+		}
+		payload, start = s.data, s.start
+		s.data = nil
+	} else if s.enc != EncodingNone {
 		if len(payload) < encodedHeaderSize {
 			return CorruptionErrorf("encoding: %s block of %d bytes is shorter than its %d-byte header",
 				s.enc, len(payload), encodedHeaderSize)
@@ -180,7 +193,7 @@ func (s *seeker) cellKey(c *cellState) Key {
 		return nil
 	}
 	src := s.keys
-	if s.enc == EncodingNone {
+	if s.keysInData() {
 		src = s.data
 	}
 	e := c.keyOff + c.keyLen
@@ -225,7 +238,7 @@ func (s *seeker) decodeNext() error {
 func (s *seeker) dropBefore() {
 	n := len(s.cells)
 	last := s.cells[n-1]
-	if s.enc != EncodingNone {
+	if !s.keysInData() {
 		k := s.keyAt(n - 1)
 		s.keys = s.keys[:copy(s.keys, k)]
 		last.keyOff = 0
@@ -249,8 +262,9 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 	}
 	// Look-back is only meaningful for cells this seek has passed over;
 	// a cell before the starting position may be arbitrarily far from key.
-	// start is a cell number in the block: decoding may drop cells.
-	start := s.first + s.pos
+	// start is the cell's offset in the payload, which stays its identity
+	// when decoding drops cells or an index jump renumbers them.
+	start := s.cells[s.pos].offset
 	jumped := false
 	for {
 		c := s.cmp.CompareKeys(key, s.key)
@@ -258,7 +272,7 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 			return SeekExact, nil
 		}
 		if c <= 0 {
-			if s.first+s.pos == start {
+			if s.cells[s.pos].offset == start {
 				return SeekPrecedesBlock, nil
 			}
 			s.setPos(s.pos - 1)
@@ -276,6 +290,17 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 			// Every decoded cell is < key: skip to the last sample < key.
 			jumped = true
 			if s.jumpAhead(key) {
+				continue
+			}
+		}
+		if s.rowOffsets != nil && !jumped {
+			// Or to the last row starting < key.
+			jumped = true
+			moved, err := s.jumpRow(key)
+			if err != nil {
+				return 0, err
+			}
+			if moved {
 				continue
 			}
 		}
@@ -424,7 +449,7 @@ func (s *seeker) Offset() int {
 // formats append the key to s.keys, and only on success.
 func (s *seeker) decode(dst, ref *cellState, off int) error {
 	switch s.enc {
-	case EncodingNone:
+	case EncodingNone, EncodingRowIndexV1:
 		return s.decodeNone(dst, off)
 	case EncodingPrefix:
 		return s.decodePrefix(dst, ref, off)

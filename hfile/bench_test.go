@@ -57,7 +57,7 @@ func buildFile(b testing.TB, kvs []*encoding.KeyValue, o WriterOptions) []byte {
 	return buf.Bytes()
 }
 
-var benchEncodings = []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff}
+var benchEncodings = []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1}
 
 // BenchmarkFileSize reports the on-disk size of a whole HFile with PREFIX
 // and FAST_DIFF relative to NONE (no compression), for PE-style rows and for

@@ -68,7 +68,7 @@ func TestBitFlips(t *testing.T) {
 	for _, c := range []struct {
 		enc  encoding.DataBlockEncoding
 		comp Compression
-	}{{encoding.EncodingNone, CompressionNone}, {encoding.EncodingPrefix, CompressionSnappy}, {encoding.EncodingFastDiff, CompressionGZ}, {encoding.EncodingFastDiff, CompressionZstd}} {
+	}{{encoding.EncodingNone, CompressionNone}, {encoding.EncodingPrefix, CompressionSnappy}, {encoding.EncodingFastDiff, CompressionGZ}, {encoding.EncodingFastDiff, CompressionZstd}, {encoding.EncodingRowIndexV1, CompressionSnappy}} {
 		orig := sampleFile(t, c.enc, c.comp, BloomRowCol)
 		want, err := readAll(orig)
 		require.NoError(t, err)
@@ -107,7 +107,7 @@ func TestTruncatedAndGarbage(t *testing.T) {
 }
 
 func FuzzReader(f *testing.F) {
-	for _, enc := range []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff} {
+	for _, enc := range []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1} {
 		f.Add(sampleFile(f, enc, CompressionNone, BloomRow))
 	}
 	f.Add(sampleFile(f, encoding.EncodingFastDiff, CompressionGZ, BloomRowCol))

@@ -524,7 +524,8 @@ func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 		b.release()
 		return nil, err
 	}
-	if hit && b.restarts.Load() == nil {
+	if hit && b.restarts.Load() == nil && r.encoding != encoding.EncodingRowIndexV1 {
+		// (A ROW_INDEX_V1 block carries its own index.)
 		r.buildRestartIndex(b)
 	}
 	return b, nil

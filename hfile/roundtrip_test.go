@@ -240,7 +240,7 @@ func checkFile(t *testing.T, r *Reader, kvs []*encoding.KeyValue, rng *rand.Rand
 }
 
 func TestRoundTrip(t *testing.T) {
-	encs := []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff}
+	encs := []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1}
 	comps := []Compression{CompressionNone, CompressionGZ, CompressionSnappy, CompressionZstd}
 	for _, enc := range encs {
 		for _, comp := range comps {

@@ -267,7 +267,8 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	clock := int64(1000)
 	opts := Options{
 		Families: []FamilyOptions{{Name: "f", MaxVersions: 3, Encoding: encoding.EncodingPrefix},
-			{Name: "g", MaxVersions: 1, Encoding: encoding.EncodingFastDiff, BlockSize: 512}},
+			{Name: "g", MaxVersions: 1, Encoding: encoding.EncodingFastDiff, BlockSize: 512},
+			{Name: "h", MaxVersions: 2, Encoding: encoding.EncodingRowIndexV1, BlockSize: 256}},
 		FlushSize: 1 << 40, DisableAutoCompaction: true,
 		Now: func() time.Time { return time.UnixMilli(clock) },
 	}
@@ -281,9 +282,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	r, err := Open(dir, opts)
 	require.NoError(t, err)
 	defer func() { r.Close() }()
-	m := &regionModel{maxVersions: map[string]int{"f": 3, "g": 1}}
+	m := &regionModel{maxVersions: map[string]int{"f": 3, "g": 1, "h": 2}}
 
-	famNames := []string{"f", "g"}
+	famNames := []string{"f", "g", "h"}
 	rowOf := func() string { return fmt.Sprintf("r%02d", rng.IntN(40)) }
 	qualOf := func() string { return string(rune('a' + rng.IntN(4))) }
 	tsOf := func() int64 {
