@@ -3,6 +3,7 @@ package ipc
 import (
 	"encoding/binary"
 	"io"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/hbasepb"
@@ -141,21 +142,37 @@ func appendDelimited(dst []byte, m proto.Message) ([]byte, error) {
 }
 
 // Request is a decoded request frame. Param and CellBlock alias the frame.
+// The header's fields may point into the Request itself, so a Request is
+// reused in place, never copied.
 type Request struct {
 	Header    hbasepb.RequestHeader
 	Param     []byte
 	CellBlock []byte
+
+	// What the header's fields point to when decodeHeader fills them, so
+	// that decoding a common header allocates nothing.
+	callID, priority, timeout, cbLen uint32
+	requestParam                     bool
+	method                           string
+	cbMeta                           hbasepb.CellBlockMeta
 }
 
 // ParseRequest decodes a request frame (without its length prefix).
 func ParseRequest(frame []byte, req *Request) error {
+	return parseRequest(frame, req, nil)
+}
+
+// parseRequest is ParseRequest taking method names from names (if not nil).
+func parseRequest(frame []byte, req *Request, names *methodNames) error {
 	h, rest, err := nextDelimited(frame, "request header")
 	if err != nil {
 		return err
 	}
-	proto.Reset(&req.Header)
-	if err := proto.Unmarshal(h, &req.Header); err != nil {
-		return errors.Wrap(err, "ipc: decoding request header")
+	if !decodeHeader(h, req, names) {
+		proto.Reset(&req.Header)
+		if err := proto.Unmarshal(h, &req.Header); err != nil {
+			return errors.Wrap(err, "ipc: decoding request header")
+		}
 	}
 	req.Param, req.CellBlock = nil, nil
 	if req.Header.GetRequestParam() {
@@ -172,6 +189,104 @@ func ParseRequest(frame []byte, req *Request) error {
 		return errors.Newf("ipc: %d stray bytes after the request", len(rest))
 	}
 	return nil
+}
+
+// decodeHeader decodes a RequestHeader of the shape every client sends
+// (call id, method, request_param, cell_block_meta, priority, timeout, each
+// at most once, well formed) into req.Header, pointing its fields into req;
+// proto.Unmarshal allocates every one of them. It returns false, leaving
+// the header to proto.Unmarshal, for anything else: other fields (trace
+// info, attributes), repeated or mistyped fields, malformed bytes.
+func decodeHeader(b []byte, req *Request, names *methodNames) bool {
+	h := &req.Header
+	proto.Reset(h)
+	var seen uint8
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || num < 1 || num > 7 || num == 2 || seen&(1<<num) != 0 {
+			return false
+		}
+		seen |= 1 << num
+		b = b[n:]
+		if num == 3 || num == 5 {
+			if typ != protowire.BytesType {
+				return false
+			}
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return false
+			}
+			b = b[n:]
+			if num == 3 {
+				req.method = names.intern(v)
+				h.MethodName = &req.method
+				continue
+			}
+			req.cbMeta.Reset()
+			if len(v) > 0 {
+				// CellBlockMeta has one field, length (1, varint).
+				if len(v) < 2 || v[0] != byte(protowire.EncodeTag(1, protowire.VarintType)) {
+					return false
+				}
+				l, n := protowire.ConsumeVarint(v[1:])
+				if n != len(v)-1 {
+					return false
+				}
+				req.cbLen = uint32(l)
+				req.cbMeta.Length = &req.cbLen
+			}
+			h.CellBlockMeta = &req.cbMeta
+			continue
+		}
+		if typ != protowire.VarintType {
+			return false
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			req.callID = uint32(v)
+			h.CallId = &req.callID
+		case 4:
+			req.requestParam = v != 0
+			h.RequestParam = &req.requestParam
+		case 6:
+			req.priority = uint32(v)
+			h.Priority = &req.priority
+		case 7:
+			req.timeout = uint32(v)
+			h.Timeout = &req.timeout
+		}
+	}
+	return true
+}
+
+// methodNames interns the method names of one connection's requests: a
+// client calls a handful of methods, so each name is allocated once.
+type methodNames map[string]string
+
+// maxMethodNames bounds a connection's interned names: a client sending
+// ever new names gets each allocated instead.
+const maxMethodNames = 64
+
+func (m *methodNames) intern(b []byte) string {
+	if m == nil {
+		return string(b)
+	}
+	if s, ok := (*m)[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if *m == nil {
+		*m = methodNames{}
+	}
+	if len(*m) < maxMethodNames {
+		(*m)[s] = s
+	}
+	return s
 }
 
 // AppendRequest appends a framed request.
@@ -236,25 +351,46 @@ func ParseResponse(frame []byte, resp *Response) error {
 // the exception when exc is not nil.
 func AppendResponse(dst []byte, callID uint32, msg proto.Message, cellBlock []byte, exc *Exception) ([]byte, error) {
 	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0)
-	h := &hbasepb.ResponseHeader{CallId: proto.Uint32(callID)}
 	if exc != nil {
-		h.Exception = &hbasepb.ExceptionResponse{
+		dst = append(dst, 0, 0, 0, 0)
+		h := &hbasepb.ResponseHeader{CallId: proto.Uint32(callID), Exception: &hbasepb.ExceptionResponse{
 			ExceptionClassName: proto.String(exc.Class),
 			StackTrace:         proto.String(exc.Message),
 			DoNotRetry:         proto.Bool(exc.DoNotRetry()),
+		}}
+		var err error
+		if dst, err = appendDelimited(dst, h); err != nil {
+			return nil, errors.Wrap(err, "ipc: encoding response header")
 		}
-		msg, cellBlock = nil, nil
+		binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+		return dst, nil
 	}
+	msgSize := 0
+	if msg != nil {
+		msgSize = proto.Size(msg)
+	}
+	// The header of an answer is a call id and a cellblock length: written
+	// by hand (the bytes proto.Marshal writes, fields in order) it costs no
+	// header message, and dst grows once for the whole frame.
+	hdrSize := 1 + protowire.SizeVarint(uint64(callID))
 	if len(cellBlock) > 0 {
-		h.CellBlockMeta = &hbasepb.CellBlockMeta{Length: proto.Uint32(uint32(len(cellBlock)))}
+		hdrSize += 3 + protowire.SizeVarint(uint64(len(cellBlock)))
 	}
-	var err error
-	if dst, err = appendDelimited(dst, h); err != nil {
-		return nil, errors.Wrap(err, "ipc: encoding response header")
+	dst = slices.Grow(dst, 4+1+hdrSize+binary.MaxVarintLen32+msgSize+len(cellBlock))
+	dst = append(dst, 0, 0, 0, 0)
+	dst = protowire.AppendVarint(dst, uint64(hdrSize))
+	dst = protowire.AppendVarint(dst, protowire.EncodeTag(1, protowire.VarintType))
+	dst = protowire.AppendVarint(dst, uint64(callID))
+	if len(cellBlock) > 0 {
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(3, protowire.BytesType))
+		dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeVarint(uint64(len(cellBlock)))))
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(1, protowire.VarintType))
+		dst = protowire.AppendVarint(dst, uint64(len(cellBlock)))
 	}
 	if msg != nil {
-		if dst, err = appendDelimited(dst, msg); err != nil {
+		dst = protowire.AppendVarint(dst, uint64(msgSize))
+		var err error
+		if dst, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(dst, msg); err != nil {
 			return nil, errors.Wrap(err, "ipc: encoding response")
 		}
 	}

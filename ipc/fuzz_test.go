@@ -44,7 +44,22 @@ func seedRequests(f *testing.F) {
 
 func FuzzParseRequest(f *testing.F) {
 	seedRequests(f)
+	var names methodNames
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The hand decoder of common headers agrees with proto.Unmarshal
+		// whenever it accepts a header.
+		if h, _, err := nextDelimited(data, "header"); err == nil {
+			var fast Request
+			if decodeHeader(h, &fast, &names) {
+				var want hbasepb.RequestHeader
+				if err := proto.Unmarshal(h, &want); err != nil {
+					t.Fatalf("decodeHeader accepted %x, proto.Unmarshal: %v", h, err)
+				}
+				if !proto.Equal(&fast.Header, &want) {
+					t.Fatalf("decodeHeader gave %v, proto.Unmarshal %v", &fast.Header, &want)
+				}
+			}
+		}
 		var req Request
 		if err := ParseRequest(data, &req); err != nil {
 			return

@@ -38,7 +38,14 @@ type Call struct {
 type Reply struct {
 	Msg       proto.Message
 	CellBlock []byte
+	// Release, if not nil, is called once the response is encoded (or
+	// dropped): from then on the handler may reuse the memory Msg and
+	// CellBlock point into, so that a call need not allocate its answer.
+	Release Releaser
 }
+
+// Releaser takes back memory lent to the server for one response.
+type Releaser interface{ Release() }
 
 // Handler serves calls. It is called from many goroutines at once. An error
 // becomes an exception response (see ToException); the connection stays up.
@@ -212,9 +219,17 @@ func (s *Server) Close() error {
 type serverConn struct {
 	s      *Server
 	nc     net.Conn
+	log    *slog.Logger
+	remote string // nc.RemoteAddr().String(), once rather than per call
 	header *hbasepb.ConnectionHeader
 	codec  Codec
 	user   string
+
+	inFlight sync.WaitGroup // this connection's calls being served
+	sem      chan struct{}  // bounds them to MaxCallsPerConn
+	// methods interns the method names of this connection's requests
+	// (read by its read loop only).
+	methods methodNames
 
 	wmu    sync.Mutex // serializes response writes
 	w      *bufio.Writer
@@ -232,10 +247,11 @@ func (c *serverConn) stopReading() {
 
 func (c *serverConn) serve() {
 	s := c.s
-	log := s.logger().With("remote", c.nc.RemoteAddr().String())
-	var inFlight sync.WaitGroup
+	c.remote = c.nc.RemoteAddr().String()
+	c.log = s.logger().With("remote", c.remote)
+	log := c.log
 	defer func() {
-		inFlight.Wait()
+		c.inFlight.Wait()
 		c.nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -258,7 +274,7 @@ func (c *serverConn) serve() {
 			// for call -1 before closing; Java clients look for it.
 			s.badFrames.Add(1)
 			log.Warn("ipc: closing connection", "reason", err)
-			c.writeResponse(^uint32(0), Reply{}, &Exception{Class: ClassFatalConnectionException, Message: err.Error()})
+			c.writeResponse(nil, ^uint32(0), Reply{}, &Exception{Class: ClassFatalConnectionException, Message: err.Error()})
 		}
 		return
 	}
@@ -272,25 +288,28 @@ func (c *serverConn) serve() {
 		s.badFrames.Add(1)
 		err := errors.Newf("ipc: unknown service %q", h.GetServiceName())
 		log.Warn("ipc: closing connection", "reason", err)
-		c.writeResponse(^uint32(0), Reply{}, &Exception{Class: ClassUnknownProtocolException, Message: err.Error()})
+		c.writeResponse(nil, ^uint32(0), Reply{}, &Exception{Class: ClassUnknownProtocolException, Message: err.Error()})
 		return
 	}
 	if c.codec, err = CodecFor(h.GetCellBlockCodecClass(), h.GetCellBlockCompressorClass()); err != nil {
 		s.badFrames.Add(1)
 		log.Warn("ipc: closing connection", "reason", err)
-		c.writeResponse(^uint32(0), Reply{}, &Exception{Class: ClassFatalConnectionException, Message: err.Error()})
+		c.writeResponse(nil, ^uint32(0), Reply{}, &Exception{Class: ClassFatalConnectionException, Message: err.Error()})
 		return
 	}
 	c.header = h
 	c.user = h.GetUserInfo().GetEffectiveUser()
-	sem := make(chan struct{}, maxCalls)
+	c.sem = make(chan struct{}, maxCalls)
 	for {
 		if c.stopped.Load() {
 			return
 		}
 		c.setDeadline()
-		frame, n, err := ReadFrame(br, maxReq, nil)
+		st := getCallState(c)
+		frame, n, err := ReadFrame(br, maxReq, st.frame[:0])
+		st.frame = frame
 		if err != nil {
+			st.release()
 			switch {
 			case c.stopped.Load() || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
 			case errors.Is(err, ErrFrameTooBig):
@@ -302,8 +321,8 @@ func (c *serverConn) serve() {
 				prefix := make([]byte, min(int(n), 4096))
 				if _, rerr := io.ReadFull(br, prefix); rerr == nil {
 					if id, ok := peekCallID(prefix); ok {
-						inFlight.Wait()
-						c.writeResponse(id, Reply{}, &Exception{Class: ClassRequestTooBigException,
+						c.inFlight.Wait()
+						c.writeResponse(nil, id, Reply{}, &Exception{Class: ClassRequestTooBigException,
 							Message: errors.Wrapf(err, "request of %d bytes", n).Error()})
 					}
 				}
@@ -318,47 +337,102 @@ func (c *serverConn) serve() {
 			}
 			return
 		}
-		req := &Request{}
-		if err := ParseRequest(frame, req); err != nil {
+		req := &st.req
+		if err := parseRequest(frame, req, &c.methods); err != nil {
+			st.release()
 			s.badFrames.Add(1)
 			log.Warn("ipc: closing connection: malformed request", "reason", err)
 			return
 		}
 		cells := req.CellBlock
 		if len(cells) > 0 && c.codec.Snappy {
-			if cells, err = c.codec.Decompress(nil, cells, maxReq); err != nil {
+			if cells, err = c.codec.Decompress(st.cells[:0], cells, maxReq); err != nil {
+				st.release()
 				s.badFrames.Add(1)
 				log.Warn("ipc: closing connection: bad cellblock", "reason", err, "call", req.Header.GetCallId())
 				return
 			}
+			st.cells = cells
 		}
-		call := &Call{
+		st.call = Call{
 			Service: h.GetServiceName(), Method: req.Header.GetMethodName(), Header: &req.Header,
-			Param: req.Param, CellBlock: cells, Codec: c.codec, User: c.user, RemoteAddr: c.nc.RemoteAddr().String(),
+			Param: req.Param, CellBlock: cells, Codec: c.codec, User: c.user, RemoteAddr: c.remote,
 		}
-		sem <- struct{}{}
+		c.sem <- struct{}{}
 		// Shutdown waits on s.calls once it has set closing: a call read
 		// after that is dropped (the connection is about to close) rather
 		// than Added concurrently with that Wait.
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
+			st.release()
 			return
 		}
 		s.calls.Add(1)
 		s.mu.Unlock()
-		inFlight.Add(1)
+		c.inFlight.Add(1)
 		s.callsInFlite.Add(1)
-		s.workers.run(func() {
-			defer func() {
-				s.callsInFlite.Add(-1)
-				s.calls.Done()
-				inFlight.Done()
-				<-sem
-			}()
-			c.handle(call, log)
-		})
+		s.workers.run(st.runFn)
 	}
+}
+
+// callState is the memory of one call, pooled so that a call allocates
+// none of it: the request frame (which the Call's Param and CellBlock
+// alias), the decoded request, the Call, and the response being encoded.
+type callState struct {
+	c     *serverConn
+	frame []byte
+	cells []byte // the decompressed request cellblock
+	req   Request
+	call  Call
+	out   []byte // the encoded response
+	cb    []byte // the compressed response cellblock
+	runFn func() // st.run, bound once: a method value per call would allocate
+}
+
+var callStates sync.Pool
+
+// init sets the pool's New, which refers to the pool through st.run.
+func init() {
+	callStates.New = func() any {
+		st := &callState{}
+		st.runFn = st.run
+		return st
+	}
+}
+
+// maxPooledBuf bounds the buffers a released callState keeps: one huge call
+// must not pin its memory in the pool.
+const maxPooledBuf = 256 << 10
+
+func getCallState(c *serverConn) *callState {
+	st := callStates.Get().(*callState)
+	st.c = c
+	return st
+}
+
+func (st *callState) release() {
+	st.c = nil
+	st.call = Call{}
+	st.req.Param, st.req.CellBlock = nil, nil
+	for _, b := range []*[]byte{&st.frame, &st.cells, &st.out, &st.cb} {
+		if cap(*b) > maxPooledBuf {
+			*b = nil
+		}
+	}
+	callStates.Put(st)
+}
+
+// run serves the call on a worker.
+func (st *callState) run() {
+	c := st.c
+	s := c.s
+	c.handle(st)
+	st.release()
+	s.callsInFlite.Add(-1)
+	s.calls.Done()
+	c.inFlight.Done()
+	<-c.sem
 }
 
 // workerPool runs calls on goroutines that outlive one call. A fresh
@@ -408,13 +482,14 @@ func (c *serverConn) setDeadline() {
 	}
 }
 
-func (c *serverConn) handle(call *Call, log *slog.Logger) {
+func (c *serverConn) handle(st *callState) {
+	call := &st.call
 	defer func() {
 		if r := recover(); r != nil {
 			// A handler bug must not take the server down: answer and log.
 			err := errors.AssertionFailedf("ipc: panic serving %s: %v", call.Method, r)
-			log.Error("ipc: handler panic", "method", call.Method, "panic", r, "err", errors.WithStack(err))
-			c.writeResponse(call.Header.GetCallId(), Reply{}, &Exception{Class: ClassDoNotRetryIOException, Message: err.Error()})
+			c.log.Error("ipc: handler panic", "method", call.Method, "panic", r, "err", errors.WithStack(err))
+			c.writeResponse(st, call.Header.GetCallId(), Reply{}, &Exception{Class: ClassDoNotRetryIOException, Message: err.Error()})
 		}
 	}()
 	reply, err := c.s.Handler.ServeCall(c.s.baseCtx, call)
@@ -423,20 +498,33 @@ func (c *serverConn) handle(call *Call, log *slog.Logger) {
 	if err != nil {
 		exc = ToException(err)
 	}
-	c.writeResponse(call.Header.GetCallId(), reply, exc)
+	c.writeResponse(st, call.Header.GetCallId(), reply, exc)
 }
 
-func (c *serverConn) writeResponse(callID uint32, r Reply, exc *Exception) {
-	cb := r.CellBlock
-	if len(cb) > 0 && c.codec.Snappy {
-		cb = c.codec.Compress(nil, cb)
+// writeResponse encodes and sends a response, in st's buffers if st is not
+// nil, and then releases the reply's memory.
+func (c *serverConn) writeResponse(st *callState, callID uint32, r Reply, exc *Exception) {
+	if r.Release != nil {
+		defer r.Release.Release()
 	}
-	buf, err := AppendResponse(nil, callID, r.Msg, cb, exc)
+	var out, cbuf []byte
+	if st != nil {
+		out, cbuf = st.out[:0], st.cb[:0]
+	}
+	cb := r.CellBlock
+	if len(cb) > 0 && c.codec.Snappy && exc == nil {
+		cb = c.codec.Compress(cbuf, cb)
+		cbuf = cb
+	}
+	buf, err := AppendResponse(out, callID, r.Msg, cb, exc)
 	if err != nil {
 		// A response we cannot encode (a required field unset) is a bug;
 		// tell the client rather than hang it.
 		c.s.logger().Error("ipc: encoding response", "call", callID, "err", err)
-		buf, _ = AppendResponse(nil, callID, nil, nil, &Exception{Class: ClassDoNotRetryIOException, Message: err.Error()})
+		buf, _ = AppendResponse(out[:0], callID, nil, nil, &Exception{Class: ClassDoNotRetryIOException, Message: err.Error()})
+	}
+	if st != nil {
+		st.out, st.cb = buf, cbuf
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
@@ -40,24 +43,57 @@ func (s *Server) lookupRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *re
 type resultBuilder struct {
 	codec ipc.Codec
 	cells []byte
+	// spare, if not nil, is the memory of the next result, and count its
+	// associated_cell_count: a call's scratch lends them so that a Get or a
+	// Mutate builds its one result without allocating.
+	spare *hbasepb.Result
+	count int32
 }
 
 func (b *resultBuilder) result(cells []*encoding.KeyValue, partial bool) *hbasepb.Result {
-	r := &hbasepb.Result{}
+	r, lent := b.spare, b.spare != nil
+	if lent {
+		b.spare = nil
+		r.Reset()
+	} else {
+		r = &hbasepb.Result{}
+	}
 	if partial {
 		r.Partial = proto.Bool(true)
 	}
 	if b.codec.Enabled {
+		n := 0
+		for _, kv := range cells {
+			n += encoding.CellBlockSize(kv, b.codec.WithTags)
+		}
+		// One growth for the row; the cells are encoded straight from the
+		// region's cells into the response's cellblock.
+		b.cells = slices.Grow(b.cells, n)
 		for _, kv := range cells {
 			b.cells = encoding.AppendCellBlock(b.cells, kv, b.codec.WithTags)
 		}
-		r.AssociatedCellCount = proto.Int32(int32(len(cells)))
+		if lent {
+			b.count = int32(len(cells))
+			r.AssociatedCellCount = &b.count
+		} else {
+			r.AssociatedCellCount = proto.Int32(int32(len(cells)))
+		}
 		return r
 	}
 	for _, kv := range cells {
 		r.Cell = append(r.Cell, cellPB(kv))
 	}
 	return r
+}
+
+// empty returns a result without cells, in the spare if there is one.
+func (b *resultBuilder) empty() *hbasepb.Result {
+	if r := b.spare; r != nil {
+		b.spare = nil
+		r.Reset()
+		return r
+	}
+	return &hbasepb.Result{}
 }
 
 func cellPB(kv *encoding.KeyValue) *hbasepb.Cell {
@@ -70,8 +106,9 @@ func cellPB(kv *encoding.KeyValue) *hbasepb.Cell {
 	return c
 }
 
-// get runs a Get on hr.
-func (s *Server) get(hr *hostedRegion, r *region.Region, g *hbasepb.Get, rb *resultBuilder) (*hbasepb.Result, error) {
+// get runs a Get on hr. A point read goes into res if not nil (see
+// region.GetInto): its cells stay valid until res is used again.
+func (s *Server) get(hr *hostedRegion, r *region.Region, g *hbasepb.Get, rb *resultBuilder, res *region.Result) (*hbasepb.Result, error) {
 	hr.reads.Add(1)
 	if err := hr.checkRowInRegion(g.GetRow()); err != nil {
 		return nil, err
@@ -104,17 +141,20 @@ func (s *Server) get(hr *hostedRegion, r *region.Region, g *hbasepb.Get, rb *res
 		if err != nil {
 			return nil, mapError(err, hr)
 		}
-		res, err := scn.Next()
+		sr, err := scn.Next()
 		scn.Close()
 		if err != nil {
 			return nil, mapError(err, hr)
 		}
-		if res != nil {
-			cells = res.Cells
+		if sr != nil {
+			cells = sr.Cells
 		}
 	} else {
-		res, err := r.Get(&region.Get{Row: g.GetRow(), Columns: cols, MaxVersions: int(g.GetMaxVersions()), TimeRange: tr, Filter: flt})
-		if err != nil {
+		if res == nil {
+			res = &region.Result{}
+		}
+		rg := region.Get{Row: g.GetRow(), Columns: cols, MaxVersions: int(g.GetMaxVersions()), TimeRange: tr, Filter: flt}
+		if _, err := r.GetInto(&rg, res); err != nil {
 			return nil, mapError(err, hr)
 		}
 		cells = res.Cells
@@ -125,8 +165,63 @@ func (s *Server) get(hr *hostedRegion, r *region.Region, g *hbasepb.Get, rb *res
 	return rb.result(cells, false), nil
 }
 
+// callScratch is the memory of one Get or Mutate call, pooled: the decoded
+// request, the region's result, the response and its cellblock. The reply
+// lends it to ipc, which releases it once the response is written.
+type callScratch struct {
+	getReq  hbasepb.GetRequest
+	getResp hbasepb.GetResponse
+	mutReq  hbasepb.MutateRequest
+	mutResp hbasepb.MutateResponse
+	result  hbasepb.Result
+	res     region.Result
+	mut     mutationScratch
+	rb      resultBuilder
+	yes     bool // what MutateResponse.processed points to
+}
+
+var callScratches = sync.Pool{New: func() any { return new(callScratch) }}
+
+// maxScratchCellBlock bounds the cellblock buffer a released scratch keeps.
+const maxScratchCellBlock = 256 << 10
+
+func getCallScratch(codec ipc.Codec) *callScratch {
+	sc := callScratches.Get().(*callScratch)
+	sc.rb = resultBuilder{codec: codec, cells: sc.rb.cells[:0], spare: &sc.result}
+	return sc
+}
+
+// Release implements ipc.Releaser.
+func (sc *callScratch) Release() {
+	sc.getReq.Reset()
+	sc.getResp.Reset()
+	sc.mutReq.Reset()
+	sc.mutResp.Reset()
+	sc.result.Reset()
+	sc.mut.reset()
+	if cap(sc.rb.cells) > maxScratchCellBlock {
+		sc.rb.cells = nil
+	}
+	sc.rb = resultBuilder{cells: sc.rb.cells[:0]}
+	callScratches.Put(sc)
+}
+
+// reply is a successful answer in sc's memory.
+func (sc *callScratch) reply(msg proto.Message) ipc.Reply {
+	return ipc.Reply{Msg: msg, CellBlock: sc.rb.cells, Release: sc}
+}
+
 func (s *Server) handleGet(c *ipc.Call) (ipc.Reply, error) {
-	req := &hbasepb.GetRequest{}
+	sc := getCallScratch(c.Codec)
+	reply, err := s.serveGet(c, sc)
+	if err != nil {
+		sc.Release()
+	}
+	return reply, err
+}
+
+func (s *Server) serveGet(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
+	req := &sc.getReq
 	if err := proto.Unmarshal(c.Param, req); err != nil {
 		return ipc.Reply{}, badRequest("decoding GetRequest: %v", err)
 	}
@@ -134,12 +229,12 @@ func (s *Server) handleGet(c *ipc.Call) (ipc.Reply, error) {
 	if err != nil {
 		return ipc.Reply{}, err
 	}
-	rb := &resultBuilder{codec: c.Codec}
-	res, err := s.get(hr, r, req.GetGet(), rb)
+	res, err := s.get(hr, r, req.GetGet(), &sc.rb, &sc.res)
 	if err != nil {
 		return ipc.Reply{}, err
 	}
-	return ipc.Reply{Msg: &hbasepb.GetResponse{Result: res}, CellBlock: rb.cells}, nil
+	sc.getResp.Result = res
+	return sc.reply(&sc.getResp), nil
 }
 
 // mutate applies one decoded mutation that is not part of a batch.
@@ -153,9 +248,9 @@ func (s *Server) mutate(hr *hostedRegion, r *region.Region, m *mutation, rb *res
 	}
 	switch {
 	case m.put != nil:
-		return &hbasepb.Result{}, mapError(r.Put(m.put), hr)
+		return rb.empty(), mapError(r.Put(m.put), hr)
 	case m.del != nil:
-		return &hbasepb.Result{}, mapError(r.Delete(m.del), hr)
+		return rb.empty(), mapError(r.Delete(m.del), hr)
 	case m.inc != nil:
 		res, err := r.Increment(m.inc)
 		if err != nil {
@@ -219,13 +314,22 @@ func (s *Server) checkAndMutate(hr *hostedRegion, r *region.Region, cond *hbasep
 }
 
 func (s *Server) handleMutate(c *ipc.Call) (ipc.Reply, error) {
-	req := &hbasepb.MutateRequest{}
+	sc := getCallScratch(c.Codec)
+	reply, err := s.serveMutate(c, sc)
+	if err != nil {
+		sc.Release()
+	}
+	return reply, err
+}
+
+func (s *Server) serveMutate(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
+	req := &sc.mutReq
 	if err := proto.Unmarshal(c.Param, req); err != nil {
 		return ipc.Reply{}, badRequest("decoding MutateRequest: %v", err)
 	}
 	var it encoding.CellBlockIter
 	it.Init(c.CellBlock, c.Codec.WithTags)
-	m, err := decodeMutation(req.GetMutation(), &it)
+	m, err := decodeMutation(req.GetMutation(), &it, &sc.mut)
 	if err != nil {
 		return ipc.Reply{}, err
 	}
@@ -233,19 +337,23 @@ func (s *Server) handleMutate(c *ipc.Call) (ipc.Reply, error) {
 	if err != nil {
 		return ipc.Reply{}, err
 	}
-	rb := &resultBuilder{codec: c.Codec}
+	resp := &sc.mutResp
 	if req.Condition != nil {
 		ok, err := s.checkAndMutate(hr, r, req.GetCondition(), []*mutation{m})
 		if err != nil {
 			return ipc.Reply{}, err
 		}
-		return ipc.Reply{Msg: &hbasepb.MutateResponse{Processed: proto.Bool(ok), Result: &hbasepb.Result{}}}, nil
+		sc.yes = ok
+		resp.Processed, resp.Result = &sc.yes, &sc.result
+		return ipc.Reply{Msg: resp, Release: sc}, nil
 	}
-	res, err := s.mutate(hr, r, m, rb)
+	res, err := s.mutate(hr, r, m, &sc.rb)
 	if err != nil {
 		return ipc.Reply{}, err
 	}
-	return ipc.Reply{Msg: &hbasepb.MutateResponse{Result: res, Processed: proto.Bool(true)}, CellBlock: rb.cells}, nil
+	sc.yes = true
+	resp.Result, resp.Processed = res, &sc.yes
+	return sc.reply(resp), nil
 }
 
 func exceptionPair(err error) *hbasepb.NameBytesPair {
@@ -271,7 +379,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 		muts[i] = make([]decoded, len(ra.GetAction()))
 		for j, a := range ra.GetAction() {
 			if a.Mutation != nil {
-				m, err := decodeMutation(a.GetMutation(), &it)
+				m, err := decodeMutation(a.GetMutation(), &it, nil)
 				muts[i][j] = decoded{m, err}
 			}
 		}
@@ -361,7 +469,7 @@ func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.Regi
 		switch {
 		case a.Get != nil:
 			flush()
-			res, err := s.get(hr, r, a.GetGet(), rb)
+			res, err := s.get(hr, r, a.GetGet(), rb, nil)
 			if err != nil {
 				roe.Exception = exceptionPair(err)
 			} else {

@@ -160,6 +160,26 @@ func durabilityFromPB(d hbasepb.MutationProto_Durability) wal.Durability {
 	return wal.UseDefault
 }
 
+// mutationScratch is the memory of one decoded mutation that a call reuses:
+// a Put's cells and structs. Only puts use it; the rest are rare enough.
+type mutationScratch struct {
+	m   mutation
+	put region.Put
+	kvs []encoding.KeyValue
+}
+
+// maxScratchKVs bounds the cells a released scratch keeps.
+const maxScratchKVs = 1024
+
+// reset drops the scratch's references into the request it decoded.
+func (sc *mutationScratch) reset() {
+	clear(sc.kvs[:cap(sc.kvs)])
+	if cap(sc.kvs) > maxScratchKVs {
+		sc.kvs = nil
+	}
+	sc.m, sc.put = mutation{}, region.Put{}
+}
+
 // mutation is a decoded MutationProto.
 type mutation struct {
 	kind hbasepb.MutationProto_MutationType
@@ -231,8 +251,12 @@ var deleteTypes = map[hbasepb.MutationProto_DeleteType]encoding.Type{
 // cells (the request's cellblock, shared by every mutation of the request
 // in order). It consumes those cells even when it fails, so later
 // mutations get theirs.
-func decodeMutation(m *hbasepb.MutationProto, cells *encoding.CellBlockIter) (*mutation, error) {
+func decodeMutation(m *hbasepb.MutationProto, cells *encoding.CellBlockIter, sc *mutationScratch) (*mutation, error) {
 	var kvs []encoding.KeyValue
+	if sc != nil {
+		kvs = sc.kvs[:0]
+		defer func() { sc.kvs = kvs[:0] }()
+	}
 	var cellErr error
 	for i := int32(0); i < m.GetAssociatedCellCount(); i++ {
 		var kv encoding.KeyValue
@@ -294,7 +318,13 @@ func decodeMutation(m *hbasepb.MutationProto, cells *encoding.CellBlockIter) (*m
 		}
 	}
 	dur := durabilityFromPB(m.GetDurability())
-	out := &mutation{kind: m.GetMutateType(), row: row}
+	var out *mutation
+	if sc != nil {
+		out = &sc.m
+	} else {
+		out = new(mutation)
+	}
+	*out = mutation{kind: m.GetMutateType(), row: row}
 	switch m.GetMutateType() {
 	case hbasepb.MutationProto_PUT:
 		if len(kvs) == 0 {
@@ -305,7 +335,12 @@ func decodeMutation(m *hbasepb.MutationProto, cells *encoding.CellBlockIter) (*m
 				return nil, badRequest("put carries a cell of type %v", kvs[i].Type)
 			}
 		}
-		out.put = &region.Put{Row: row, Cells: kvs, Durability: dur, TTL: ttl}
+		if sc != nil {
+			out.put = &sc.put
+		} else {
+			out.put = new(region.Put)
+		}
+		*out.put = region.Put{Row: row, Cells: kvs, Durability: dur, TTL: ttl}
 	case hbasepb.MutationProto_DELETE:
 		d := &region.Delete{Row: row, Durability: dur}
 		for i := range kvs {

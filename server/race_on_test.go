@@ -1,0 +1,6 @@
+//go:build race
+
+package server
+
+// raceEnabled is true under -race, whose instrumentation allocates.
+const raceEnabled = true
