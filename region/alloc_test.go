@@ -21,7 +21,7 @@ func (c allCache) CacheBlock(file uint64, off int64, b *hfile.Block, _ bool) {
 // paths on a cached store file: a Get allocates its Result and one buffer,
 // a GetInto reusing its Result nothing; a scan's Next cuts its result
 // and its bytes from blocks shared by many rows (under one allocation per
-// row), its NextInto nothing.
+// row), its NextInto nothing; opening and closing a scanner 3 objects.
 func TestPointReadAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector's sync.Pool drops objects")
@@ -92,4 +92,24 @@ func TestPointReadAllocs(t *testing.T) {
 		}), 0.0, "Scanner.Next (results cut from blocks: under one allocation per row) reversed=%t", reversed)
 		sc.Close()
 	}
+
+	// A one-row reversed scan, as a client's region lookup: the Scanner
+	// is the only allocation of any size; its store scanners are pooled.
+	var sr ScanResult
+	j := 0
+	lookup := func() {
+		sc, err := r.NewScanner(&Scan{StartRow: keys[j%len(keys)], Reversed: true, Limit: 1})
+		j++
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := sc.NextInto(&sr); err != nil || !ok {
+			t.Fatalf("lookup: %v %v", ok, err)
+		}
+		sc.Close()
+	}
+	for range 100 {
+		lookup()
+	}
+	require.LessOrEqual(t, testing.AllocsPerRun(500, lookup), 3.0, "one-row scan")
 }

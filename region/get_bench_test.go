@@ -199,3 +199,38 @@ func BenchmarkScanRange(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOneRowScan is a client's region lookup (HBase's
+// getRegionLocation): a reversed scan of one row from a random key, in the
+// harness's table, every block cached.
+func BenchmarkOneRowScan(b *testing.B) {
+	r := openPointTable(b, b.TempDir(), 1<<30)
+	rng := rand.New(rand.NewPCG(5, 6))
+	keys := make([][]byte, 1<<12)
+	for i := range keys {
+		keys[i] = fmt.Appendf(benchKey(rng.IntN(pointBenchRows)), "5")
+	}
+	scan := &region.Scan{Reversed: true, Limit: 1}
+	var res region.ScanResult
+	for _, k := range keys { // warm the cache
+		scan.StartRow = k
+		sc, err := r.NewScanner(scan)
+		require.NoError(b, err)
+		_, err = sc.NextInto(&res)
+		require.NoError(b, err)
+		sc.Close()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		scan.StartRow = keys[i%len(keys)]
+		sc, err := r.NewScanner(scan)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := sc.NextInto(&res); err != nil || !ok {
+			b.Fatal(ok, err)
+		}
+		sc.Close()
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
-	"github.com/regionkv/regionkv/memstore"
 	"github.com/regionkv/regionkv/scanner"
 )
 
@@ -39,11 +38,7 @@ type getter struct {
 	wants []storeWant
 	cols  [][]byte
 	ss    scanner.StoreScanner
-	kvs   []scanner.KeyValueScanner
-	segs  []*memstore.SegmentScanner
-	mems  []scanner.MemStoreScanner
-	files []*StoreFile // files a store's scanners read, released after them
-	fscs  []scanner.StoreFileScanner
+	rd    storeReaders // one store at a time
 	cells []*encoding.KeyValue
 }
 
@@ -84,9 +79,9 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 		if len(w.cols) == 1 {
 			bloomQual = w.cols[0]
 		}
-		scanners, err := w.s.getScanners(gt, readPoint, g.Row, bloomQual)
+		scanners, err := w.s.openReaders(&gt.rd, readPoint, g.Row, bloomQual, true)
 		if err != nil {
-			gt.releaseFiles()
+			gt.rd.releaseFiles()
 			return nil, err
 		}
 		maxVersions := g.MaxVersions
@@ -111,7 +106,8 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 			}
 			gt.ss.Close()
 		}
-		gt.releaseFiles()
+		gt.rd.releaseFiles()
+		clear(gt.cells[:cap(gt.cells)])
 		if err != nil {
 			return nil, errors.Wrapf(err, "region %s: get", r.dir)
 		}
@@ -134,16 +130,6 @@ func (gt *getter) done() {
 	clear(gt.cols[:cap(gt.cols)])
 	gt.wants, gt.cols = gt.wants[:0], gt.cols[:0]
 	getters.Put(gt)
-}
-
-// releaseFiles drops the references a Get's scanners held on store files.
-func (gt *getter) releaseFiles() {
-	for i, f := range gt.files {
-		f.release()
-		gt.files[i] = nil
-	}
-	gt.files = gt.files[:0]
-	clear(gt.cells[:cap(gt.cells)])
 }
 
 // storeWant is a store a read touches and the qualifiers it wants of it

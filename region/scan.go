@@ -1,6 +1,8 @@
 package region
 
 import (
+	"sync"
+
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/scanner"
@@ -61,6 +63,8 @@ type Scanner struct {
 	pending     []*encoding.KeyValue // rest of a row being split
 	cells       []*encoding.KeyValue // the current row's cells, reused
 	rowBuf      []byte               // the current row's key
+	st          *scanState           // nil once closed
+	opened      int                  // stores of st whose readers hold files
 	results     []ScanResult         // what is left of Next's current block of results
 	resultBlock int                  // size of that block
 	slab        []byte               // Next's current block of cell bytes
@@ -84,22 +88,32 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
-	wants, err := r.wantedStores(s.Columns)
+	if s.Filter != nil && s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
+		return nil, errors.New("region: a filter that needs whole rows cannot be combined with batch or partial results")
+	}
+	st := scanStates.Get().(*scanState)
+	var err error
+	st.wants, st.cols, err = r.appendWantedStores(st.wants[:0], st.cols[:0], s.Columns)
 	if err != nil {
+		st.done()
 		return nil, err
 	}
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
-	sc := &Scanner{r: r, scan: *s}
+	sc := &Scanner{r: r, scan: *s, st: st}
 	if s.Filter != nil {
-		if s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
-			return nil, errors.New("region: a filter that needs whole rows cannot be combined with batch or partial results")
-		}
 		s.Filter.SetReversed(s.Reversed)
 	}
-	for _, w := range wants {
-		scanners, err := w.s.scanners(readPoint, nil, nil, !s.NoCacheBlocks)
+	if cap(st.stores) < len(st.wants) {
+		st.stores = make([]scanStore, len(st.wants))
+	}
+	st.stores = st.stores[:len(st.wants)]
+	sc.stores = st.ssp[:0]
+	for i, w := range st.wants {
+		rs := &st.stores[i]
+		scanners, err := w.s.openReaders(&rs.rd, readPoint, nil, nil, !s.NoCacheBlocks)
 		if err != nil {
+			rs.rd.releaseFiles()
 			sc.Close()
 			return nil, err
 		}
@@ -107,7 +121,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		if maxVersions <= 0 {
 			maxVersions = 1
 		}
-		ss, err := scanner.NewStoreScanner(r.cmp, scanners, scanner.QueryOptions{
+		err = rs.ss.Reset(r.cmp, scanners, scanner.QueryOptions{
 			MaxVersions: min(maxVersions, w.s.opts.MaxVersions), TimeRange: s.TimeRange,
 			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
@@ -117,11 +131,14 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 			ReuseCells: true,
 		})
 		if err != nil {
+			rs.rd.releaseFiles()
 			sc.Close()
 			return nil, errors.Wrapf(err, "region %s: scan", r.dir)
 		}
-		sc.stores = append(sc.stores, ss)
+		sc.stores = append(sc.stores, &rs.ss)
+		sc.opened = i + 1
 	}
+	st.ssp = sc.stores
 	return sc, nil
 }
 
@@ -331,4 +348,40 @@ func (sc *Scanner) Close() {
 	for _, ss := range sc.stores {
 		ss.Close()
 	}
+	st := sc.st
+	for i := 0; i < sc.opened; i++ {
+		st.stores[i].rd.releaseFiles()
+	}
+	clear(sc.cells[:cap(sc.cells)])
+	clear(sc.pending)
+	sc.stores, sc.st, sc.cells, sc.pending = nil, nil, nil, nil
+	st.done()
+}
+
+// scanState is the reusable memory of a Scanner: its store scanners and
+// what they merge. Scanners take one from a pool and return it on Close,
+// so a short scan (a client's region lookup is one row) does not allocate
+// a dozen objects to open.
+type scanState struct {
+	wants  []storeWant
+	cols   [][]byte
+	stores []scanStore
+	ssp    []*scanner.StoreScanner
+}
+
+// scanStore is one store's part of a scanState.
+type scanStore struct {
+	ss scanner.StoreScanner
+	rd storeReaders
+}
+
+var scanStates = sync.Pool{New: func() any { return &scanState{} }}
+
+// done returns st to the pool, without references to the caller's memory.
+func (st *scanState) done() {
+	clear(st.wants[:cap(st.wants)])
+	clear(st.cols[:cap(st.cols)])
+	clear(st.ssp[:cap(st.ssp)])
+	st.wants, st.cols, st.ssp = st.wants[:0], st.cols[:0], st.ssp[:0]
+	scanStates.Put(st)
 }

@@ -182,26 +182,64 @@ func (s *Store) Files() []*StoreFile {
 	return append([]*StoreFile(nil), s.files...)
 }
 
-// scanners returns the store's scanners at readPoint; row, if not nil,
-// lets bloom filters leave out files that cannot hold it (a Get).
-func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte, cacheBlocks bool) ([]scanner.KeyValueScanner, error) {
-	// Take one consistent view (memstore segments and files, each file
+// storeReaders is the reusable memory of one store's scanners for a read:
+// the scanners, what they wrap, and the files they hold referenced. Gets
+// and short scans reuse it through pools, so opening a read allocates
+// nothing in the steady state.
+type storeReaders struct {
+	kvs   []scanner.KeyValueScanner
+	segs  []*memstore.SegmentScanner
+	mems  []scanner.MemStoreScanner
+	fscs  []scanner.StoreFileScanner
+	files []*StoreFile // referenced until releaseFiles
+}
+
+// releaseFiles drops the references on the store files, once the scanners
+// reading them are closed.
+func (rd *storeReaders) releaseFiles() {
+	for i, f := range rd.files {
+		f.release()
+		rd.files[i] = nil
+	}
+	rd.files = rd.files[:0]
+	clear(rd.kvs[:cap(rd.kvs)])
+}
+
+// openReaders returns the store's scanners at readPoint, built in rd: one
+// per memstore segment with cells visible at it and one per file; with row
+// set (a Get), only files whose blooms may hold row (and qualifier, if not
+// nil). The files stay referenced in rd until rd.releaseFiles, which the
+// caller runs after closing the scanners.
+func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qualifier []byte, cacheBlocks bool) ([]scanner.KeyValueScanner, error) {
+	// One consistent view (memstore segments and files, each file
 	// referenced) under the lock; bloom checks may read from disk, so they
 	// run after it is released.
 	s.mu.RLock()
-	var out []scanner.KeyValueScanner
-	order := int64(math.MaxInt64)
-	for _, ss := range s.mem.Scanners(readPoint) {
-		out = append(out, scanner.NewMemStoreScanner(ss, order))
-		order--
-	}
-	files := make([]*StoreFile, len(s.files))
-	copy(files, s.files)
-	for _, f := range files {
+	rd.segs = s.mem.AppendScanners(rd.segs[:0], readPoint)
+	from := len(rd.files)
+	rd.files = append(rd.files, s.files...)
+	for _, f := range rd.files[from:] {
 		f.acquire()
 	}
 	s.mu.RUnlock()
 
+	files := rd.files[from:]
+	if cap(rd.mems) < len(rd.segs) {
+		rd.mems = make([]scanner.MemStoreScanner, len(rd.segs))
+	}
+	if cap(rd.fscs) < len(files) {
+		rd.fscs = make([]scanner.StoreFileScanner, len(files))
+	}
+	rd.mems, rd.fscs = rd.mems[:len(rd.segs)], rd.fscs[:len(files)]
+	out := rd.kvs[:0]
+	order := int64(math.MaxInt64)
+	for i, ss := range rd.segs {
+		rd.mems[i].Reset(ss, order)
+		out = append(out, &rd.mems[i])
+		order--
+	}
+	clear(rd.segs)
+	n := 0
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		if row != nil {
@@ -210,72 +248,18 @@ func (s *Store) scanners(readPoint encoding.SeqNum, row []byte, qualifier []byte
 				for _, o := range out {
 					o.Close()
 				}
-				for _, g := range files[:i+1] {
-					g.release()
-				}
 				return nil, err
 			}
 			if !ok {
-				f.release()
 				continue
 			}
 		}
-		fs := scanner.NewStoreFileScanner(f.Reader, readPoint, int64(i), cacheBlocks)
-		fs.SetRelease(f.release)
-		out = append(out, fs)
-	}
-	return out, nil
-}
-
-// getScanners is scanners for a Get of row, built in gt's reusable memory:
-// one scanner per memstore segment and per file whose blooms may hold row
-// (and qualifier, if not nil). The files stay referenced in gt.files until
-// gt.releaseFiles, which the caller runs after closing the scanners.
-func (s *Store) getScanners(gt *getter, readPoint encoding.SeqNum, row, qualifier []byte) ([]scanner.KeyValueScanner, error) {
-	s.mu.RLock()
-	gt.segs = s.mem.AppendScanners(gt.segs[:0], readPoint)
-	from := len(gt.files)
-	gt.files = append(gt.files, s.files...)
-	for _, f := range gt.files[from:] {
-		f.acquire()
-	}
-	s.mu.RUnlock()
-
-	files := gt.files[from:]
-	if cap(gt.mems) < len(gt.segs) {
-		gt.mems = make([]scanner.MemStoreScanner, len(gt.segs))
-	}
-	if cap(gt.fscs) < len(files) {
-		gt.fscs = make([]scanner.StoreFileScanner, len(files))
-	}
-	gt.mems, gt.fscs = gt.mems[:len(gt.segs)], gt.fscs[:len(files)]
-	out := gt.kvs[:0]
-	order := int64(math.MaxInt64)
-	for i, ss := range gt.segs {
-		gt.mems[i].Reset(ss, order)
-		out = append(out, &gt.mems[i])
-		order--
-	}
-	clear(gt.segs)
-	n := 0
-	for i := len(files) - 1; i >= 0; i-- {
-		f := files[i]
-		ok, err := s.mayContain(f, row, qualifier)
-		if err != nil {
-			for _, o := range out {
-				o.Close()
-			}
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		fs := &gt.fscs[n]
+		fs := &rd.fscs[n]
 		n++
-		fs.Reset(f.Reader, readPoint, int64(i), true)
+		fs.Reset(f.Reader, readPoint, int64(i), cacheBlocks)
 		out = append(out, fs)
 	}
-	gt.kvs = out
+	rd.kvs = out
 	return out, nil
 }
 
