@@ -165,6 +165,12 @@ func (m *QueryMatcher) PastStop(row []byte) bool {
 	return c > 0 || (c == 0 && !m.opts.StopInclusive)
 }
 
+// AtLastRow reports whether the current row is the scan's inclusive stop
+// row, after which nothing can match: a Get's row.
+func (m *QueryMatcher) AtLastRow() bool {
+	return m.opts.StopRow != nil && m.opts.StopInclusive && m.cmp.CompareRows(m.row, m.opts.StopRow) == 0
+}
+
 // Match classifies kv, which belongs to the current row.
 func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 	if kv.Timestamp < m.oldestTS {

@@ -144,6 +144,9 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 	s.matcher.SetRow(kv.Row)
 	row := s.matcher.Row()
 	for {
+		if s.done {
+			return dst, nil
+		}
 		kv = s.heap.Peek()
 		if kv == nil || s.cmp.CompareRows(kv.Row, row) != 0 {
 			return dst, nil
@@ -255,6 +258,12 @@ func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 }
 
 func (s *StoreScanner) seekNextRow() error {
+	if s.matcher.AtLastRow() {
+		// Nothing lies beyond (a Get's row): seeking there would only
+		// cost a descent of every scanner.
+		s.done = true
+		return nil
+	}
 	if s.reversed {
 		s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], s.matcher.Row())
 		return s.heap.SeekToPreviousRow(s.keyBuf)
