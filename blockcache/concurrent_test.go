@@ -13,7 +13,7 @@ import (
 // cache whose eviction goroutine is running, then checks its invariants.
 // Run it under -race.
 func TestConcurrent(t *testing.T) {
-	for _, policy := range []Policy{PolicyLRU, PolicyAdaptiveLRU} {
+	for _, policy := range []Policy{PolicyLRU, PolicyAdaptiveLRU, PolicyTinyLFU} {
 		t.Run(policy.String(), func(t *testing.T) {
 			opts := testOptions(2 << 20)
 			opts.Shards = 4

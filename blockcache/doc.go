@@ -1,6 +1,7 @@
 // Package blockcache is the region server's cache of decoded HFile blocks:
 // HBase's LruBlockCache, sharded, with the adaptive data-block admission of
-// HBase's LruAdaptiveBlockCache (hfile.block.cache.policy=AdaptiveLRU).
+// HBase's LruAdaptiveBlockCache (hfile.block.cache.policy=AdaptiveLRU), or
+// with TinyLFU admission in front (hfile.block.cache.policy=TinyLFU).
 //
 // # Usage
 //
@@ -88,4 +89,25 @@
 // so a refused block is never offered (no shard lock, no insert, no
 // eviction), and is read into pooled memory that its iterator reuses
 // instead of a fresh allocation that would become garbage (hfile/pool.go).
+//
+// # TinyLFU admission (TinyLFU)
+//
+// HBase's offset rule needs tens of seconds of heavy eviction to move, and
+// it turns away hot and cold blocks alike. TinyLFU (Einziger, Friedman and
+// Manes, 2017) decides per block: each shard keeps a count-min sketch of its
+// reads (four rows of 4-bit counters, conservative update, every counter
+// halved after hbase.blockcache.tinylfu.sample.factor × the shard's blocks
+// reads, so counts say "recently"), updated by Get under the shard lock it
+// already holds. Once the cache is within 10% of the eviction's target, a
+// data block is admitted only if its reads before this miss outnumber those
+// of the block its shard would evict next (the least recently used
+// single-access block, else multi-access). A block must so be read twice
+// within the sample to get in: on a uniform workload, where no policy can
+// raise the hit ratio above capacity/table, blocks stop replacing each
+// other; on a skewed one, the hot blocks get in and one-off reads do not
+// push them out. Eviction, priorities and sizes stay HBase's LRU, and
+// Admits (which then takes the shard lock) answers for the reader before
+// it reads, as for AdaptiveLRU. HBase's own TinyLfuBlockCache is
+// Caffeine's W-TinyLFU with its own eviction; this is only its admission
+// filter, in front of HBase's LruBlockCache.
 package blockcache

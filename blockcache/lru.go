@@ -127,6 +127,10 @@ type shard[V Value] struct {
 	misses int64
 	// contended counts Gets that found the lock held (for benchmarks).
 	contended int64
+	// sk counts the shard's accesses (TinyLFU only; empty otherwise), and
+	// rejected the data blocks its admission turned away.
+	sk       sketch
+	rejected int64
 	// free holds up to maxFreeEntries removed entries for reuse, linked
 	// through next, so that steady eviction does not allocate. (They are
 	// not charged: at most 4 KiB a shard.)
@@ -172,6 +176,10 @@ func (s *shard[V]) newEntryLocked() *entry[V] {
 // groups kept between 7/16 and 7/8 full.
 const mapSlotOverhead = 40
 
+// sketchBlockEstimate is hfile's default data block size (its
+// DefaultBlockSize), by which TinyLFU guesses how many blocks a shard holds.
+const sketchBlockEstimate = 4 << 10
+
 // LRU is HBase's LruBlockCache (or, with PolicyAdaptiveLRU, its
 // LruAdaptiveBlockCache), sharded. See the package comment for its semantics
 // and New for its life cycle. It is safe for concurrent use.
@@ -194,8 +202,12 @@ type LRU[V Value] struct {
 	entryOverhead                               int64
 	forceInMemory                               bool // or memory factor ≈ 1
 	adaptive                                    bool
-	period                                      time.Duration
-	now                                         func() time.Time
+	tinyLFU                                     bool
+	// admitFloor is the size from which TinyLFU filters: below it the cache
+	// has room, and a block displaces nothing.
+	admitFloor int64
+	period     time.Duration
+	now        func() time.Time
 
 	// evictMu serializes eviction runs (HBase's evictionLock, taken with
 	// tryLock); it protects evict.
@@ -240,6 +252,7 @@ func newLRU[V Value](opts Options) (*LRU[V], error) {
 		maxBlockSize:   opts.MaxBlockSize,
 		forceInMemory:  opts.ForceInMemory || opts.MemoryFactor > 0.999,
 		adaptive:       opts.Policy == PolicyAdaptiveLRU,
+		tinyLFU:        opts.Policy == PolicyTinyLFU,
 		period:         opts.Period,
 		now:            opts.Now,
 		wake:           make(chan struct{}, 1),
@@ -254,9 +267,20 @@ func newLRU[V Value](opts Options) (*LRU[V], error) {
 		c.bucketTarget[p] = int64(float64(max) * f * opts.MinFactor)
 	}
 	c.entryOverhead = int64((unsafe.Sizeof(entry[V]{})+15)&^15) + mapSlotOverhead
+	// Filter from 0.9 × the eviction's target: an eviction run frees down to
+	// minSize, and admitting freely just below it would refill the cache
+	// with whatever came next, which is the churn TinyLFU is there to stop.
+	c.admitFloor = c.minSize / 10 * 9
+	// The sketch is sized by the blocks a shard can hold at hfile's default
+	// data block size; larger blocks only mean fewer collisions.
+	perShard := c.maxSize / int64(len(c.shards)) / sketchBlockEstimate
+	width := (perShard + 1) * int64(opts.TinyLFUWidthFactor)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.m = make(map[Key]*entry[V])
+		if c.tinyLFU {
+			s.sk = newSketch(width, int64(opts.TinyLFUSampleFactor))
+		}
 		for p := range s.lists {
 			s.lists[p].init()
 		}
@@ -298,11 +322,17 @@ func (c *LRU[V]) Get(k Key) (V, bool) {
 	e := s.m[k]
 	if e == nil {
 		s.misses++
+		if c.tinyLFU {
+			s.sk.add(keyHash(k), s.count)
+		}
 		s.mu.Unlock()
 		var zero V
 		return zero, false
 	}
 	s.hits++
+	if c.tinyLFU {
+		s.sk.add(keyHash(k), s.count)
+	}
 	if e.prio == prioSingle {
 		s.lists[prioSingle].remove(e)
 		s.bytes[prioSingle] -= e.charge
@@ -332,12 +362,14 @@ func (c *LRU[V]) Contains(k Key) bool {
 //     cacheDataBlockPercent (while that is below 100);
 //   - a value larger than the max block size (a failed insert);
 //   - a key already cached (the cached value stays);
+//   - with TinyLFU, a data block no more frequent than its shard's next
+//     victim, once the cache is nearly full (see admitLocked);
 //   - anything while the cache is at its hard limit (a failed insert, and the
 //     eviction goroutine is woken).
 //
 // The block gets MEMORY priority if inMemory, else SINGLE.
 func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
-	if !c.Admits(k, kind) {
+	if c.adaptive && !c.Admits(k, kind) {
 		return false
 	}
 	ms := v.MemSize()
@@ -348,6 +380,10 @@ func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
 	s := c.shardFor(k)
 	s.mu.Lock()
 	if _, ok := s.m[k]; ok || c.closed.Load() {
+		s.mu.Unlock()
+		return false
+	}
+	if c.tinyLFU && kind == KindData && c.size.Load() >= c.admitFloor && !s.admitLocked(keyHash(k)) {
 		s.mu.Unlock()
 		return false
 	}
@@ -377,20 +413,58 @@ func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
 	return true
 }
 
-// Admits reports whether adaptive admission lets a block of this kind under
-// k into the cache right now: false only for a data block that Add would
-// decline because of LruAdaptiveBlockCache's cacheDataBlockPercent. A
-// reader asks before it reads a block, so that a block the cache will refuse
-// skips the cache's work, and its memory can be reused once the reader is
-// done with it (it never becomes garbage). Add may still decline a block
-// Admits admits (too large, already cached, cache at its hard limit). It is
-// one atomic load and does not allocate.
+// Admits reports whether the admission policy lets a block of this kind
+// under k into the cache right now: false only for a data block that Add
+// would decline because of LruAdaptiveBlockCache's cacheDataBlockPercent or
+// TinyLFU's frequency test. A reader asks before it reads a block, so that a
+// block the cache will refuse skips the cache's work, and its memory can be
+// reused once the reader is done with it (it never becomes garbage). Add may
+// still decline a block Admits admits (too large, already cached, cache at
+// its hard limit, or a TinyLFU victim that changed in between). With LRU and
+// AdaptiveLRU it is one atomic load; with TinyLFU it takes k's shard lock
+// once the cache is nearly full. It does not allocate.
 func (c *LRU[V]) Admits(k Key, kind Kind) bool {
-	if kind != KindData || !c.adaptive {
+	if kind != KindData {
 		return true
 	}
-	p := c.dataPercent.Load()
-	return p == 100 || k.Offset%100 < int64(p)
+	switch {
+	case c.adaptive:
+		p := c.dataPercent.Load()
+		return p == 100 || k.Offset%100 < int64(p)
+	case c.tinyLFU:
+		if c.size.Load() < c.admitFloor {
+			return true
+		}
+		s := c.shardFor(k)
+		s.mu.Lock()
+		ok := s.admitLocked(keyHash(k))
+		s.mu.Unlock()
+		return ok
+	}
+	return true
+}
+
+// admitLocked is TinyLFU's test: a new block (hash h) is let in only if the
+// sketch says it was read more often than the block the shard would evict
+// next (the least recently used single-access block, else multi-access;
+// in-memory blocks are evicted last). Ties go to the incumbent, so blocks
+// read about equally often (a uniform workload) stop replacing each other.
+// The sketch counts Gets, so the candidate's count includes the miss that
+// brought it here; that miss is not counted in its favour. Otherwise a block
+// read for the first time would beat the usual victim, a single-access block
+// whose one read has aged out of the sample, and TinyLFU would admit what
+// LRU admits: so a block must be read twice within the sample to get in.
+// REQUIRES: s.mu held.
+func (s *shard[V]) admitLocked(h uint64) bool {
+	victim := s.lists[prioSingle].back()
+	if victim == nil {
+		victim = s.lists[prioMulti].back()
+	}
+	if victim == nil || s.sk.estimate(h) > s.sk.estimate(keyHash(victim.key))+1 {
+		return true
+	}
+	s.rejected++
+	return false
 }
 
 // EvictFile drops every block of file, as HBase's evictBlocksByHfileName

@@ -22,6 +22,12 @@ const (
 	// PolicyAdaptiveLRU is HBase's LruAdaptiveBlockCache: LRU plus adaptive
 	// admission of data blocks under heavy eviction.
 	PolicyAdaptiveLRU
+	// PolicyTinyLFU is LruBlockCache with TinyLFU admission in front: a
+	// frequency sketch lets a new data block in only if it has been read
+	// more often, recently, than the block it would displace. (HBase's
+	// TinyLfuBlockCache is Caffeine's W-TinyLFU, eviction and all; this keeps
+	// HBase's LRU eviction and priorities and adds only the admission.)
+	PolicyTinyLFU
 )
 
 func (p Policy) String() string {
@@ -30,20 +36,24 @@ func (p Policy) String() string {
 		return "LRU"
 	case PolicyAdaptiveLRU:
 		return "AdaptiveLRU"
+	case PolicyTinyLFU:
+		return "TinyLFU"
 	}
 	return "Policy(" + strconv.Itoa(int(p)) + ")"
 }
 
 // ParsePolicy parses a hfile.block.cache.policy value, case-insensitively as
-// HBase's BlockCacheFactory does. IndexOnlyLRU and TinyLFU are not supported.
+// HBase's BlockCacheFactory does. IndexOnlyLRU is not supported.
 func ParsePolicy(s string) (Policy, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "lru":
 		return PolicyLRU, nil
 	case "adaptivelru":
 		return PolicyAdaptiveLRU, nil
+	case "tinylfu":
+		return PolicyTinyLFU, nil
 	}
-	return 0, errors.Newf("blockcache: unsupported hfile.block.cache.policy %q (want LRU or AdaptiveLRU)", s)
+	return 0, errors.Newf("blockcache: unsupported hfile.block.cache.policy %q (want LRU, AdaptiveLRU or TinyLFU)", s)
 }
 
 // HBase's defaults.
@@ -60,6 +70,11 @@ const (
 	DefaultHeavyEvictionMBSizeLimit         = 500
 	DefaultHeavyEvictionOverheadCoefficient = 0.01
 	DefaultPeriod                           = 10 * time.Second
+	// DefaultTinyLFUSampleFactor and DefaultTinyLFUWidthFactor are TinyLFU's
+	// sample size and sketch width as multiples of the blocks a shard holds
+	// (the paper's and Caffeine's sample of 10 × the cache's entries).
+	DefaultTinyLFUSampleFactor = 10
+	DefaultTinyLFUWidthFactor  = 4
 	// DefaultMemoryBudget is what a fractional hfile.block.cache.size refers
 	// to when neither Options.MemoryBudget nor GOMEMLIMIT says otherwise.
 	DefaultMemoryBudget = 1 << 30
@@ -106,6 +121,16 @@ type Options struct {
 	// our extension; HBase hard-codes 10 s for both).
 	Period time.Duration
 
+	// TinyLFUSampleFactor is hbase.blockcache.tinylfu.sample.factor (our
+	// extension, TinyLFU only): the sketch halves its counters after this
+	// many accesses per block the shard holds.
+	TinyLFUSampleFactor int
+	// TinyLFUWidthFactor is hbase.blockcache.tinylfu.width.factor (our
+	// extension, TinyLFU only): counters per sketch row per 4 KiB block the
+	// shard can hold; more means fewer collisions, at half a byte each (four
+	// rows: 2 MiB for a 1 GiB cache at the default 4).
+	TinyLFUWidthFactor int
+
 	// Shards is the number of shards (hbase.lru.blockcache.shards, our
 	// extension). 0 means the power of two at or above 4 × GOMAXPROCS.
 	Shards int
@@ -133,6 +158,8 @@ func DefaultOptions() Options {
 		HeavyEvictionMBSizeLimit:         DefaultHeavyEvictionMBSizeLimit,
 		HeavyEvictionOverheadCoefficient: DefaultHeavyEvictionOverheadCoefficient,
 		Period:                           DefaultPeriod,
+		TinyLFUSampleFactor:              DefaultTinyLFUSampleFactor,
+		TinyLFUWidthFactor:               DefaultTinyLFUWidthFactor,
 	}
 }
 
@@ -246,6 +273,19 @@ func (o *Options) SetConfig(key, value string) error {
 			return errors.Newf("blockcache: property %s must be positive, got %d", key, v)
 		}
 		o.Period = time.Duration(v) * time.Millisecond
+	case "hbase.blockcache.tinylfu.sample.factor", "hbase.blockcache.tinylfu.width.factor":
+		v, err := strconv.ParseInt(value, 10, 32)
+		if err != nil {
+			return wrap(err)
+		}
+		if v < 1 {
+			return errors.Newf("blockcache: property %s must be at least 1, got %d", key, v)
+		}
+		if key == "hbase.blockcache.tinylfu.sample.factor" {
+			o.TinyLFUSampleFactor = int(v)
+		} else {
+			o.TinyLFUWidthFactor = int(v)
+		}
 	case "hbase.lru.blockcache.shards":
 		v, err := strconv.ParseInt(value, 10, 32)
 		if err != nil {
@@ -282,6 +322,8 @@ var ConfigKeys = []string{
 	"hbase.lru.cache.heavy.eviction.overhead.coefficient",
 	"hbase.lru.cache.heavy.eviction.period.ms", // our extension
 	"hbase.lru.blockcache.shards",              // our extension
+	"hbase.blockcache.tinylfu.sample.factor",   // our extension
+	"hbase.blockcache.tinylfu.width.factor",    // our extension
 	"regionkv.memory.budget",                   // our extension
 }
 
@@ -359,7 +401,11 @@ func (o *Options) validate() error {
 	if o.Period <= 0 {
 		return errors.Newf("blockcache: period %s must be positive", o.Period)
 	}
-	if o.Policy != PolicyLRU && o.Policy != PolicyAdaptiveLRU {
+	if o.Policy == PolicyTinyLFU && (o.TinyLFUSampleFactor < 1 || o.TinyLFUWidthFactor < 1) {
+		return errors.Newf("blockcache: TinyLFU sample factor (%d) and width factor (%d) must be at least 1",
+			o.TinyLFUSampleFactor, o.TinyLFUWidthFactor)
+	}
+	if o.Policy > PolicyTinyLFU {
 		return errors.Newf("blockcache: unknown policy %s", o.Policy)
 	}
 	return nil

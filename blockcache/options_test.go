@@ -29,7 +29,10 @@ func TestSetConfig(t *testing.T) {
 	require.Equal(t, PolicyAdaptiveLRU, o.Policy)
 	set("hfile.block.cache.policy", "lru")
 	require.Equal(t, PolicyLRU, o.Policy)
-	require.ErrorContains(t, o.SetConfig("hfile.block.cache.policy", "TinyLFU"), "unsupported")
+	set("hfile.block.cache.policy", "TinyLFU")
+	require.Equal(t, PolicyTinyLFU, o.Policy)
+	set("hfile.block.cache.policy", "lru")
+	require.ErrorContains(t, o.SetConfig("hfile.block.cache.policy", "IndexOnlyLRU"), "unsupported")
 
 	set("hbase.lru.blockcache.acceptable.factor", "0.9")
 	set("hbase.lru.blockcache.min.factor", "0.8")
@@ -44,13 +47,16 @@ func TestSetConfig(t *testing.T) {
 	set("hbase.lru.cache.heavy.eviction.overhead.coefficient", "0.05")
 	set("hbase.lru.cache.heavy.eviction.period.ms", "1500")
 	set("hbase.lru.blockcache.shards", "3")
+	set("hbase.blockcache.tinylfu.sample.factor", "20")
+	set("hbase.blockcache.tinylfu.width.factor", "8")
 	require.Equal(t, Options{
 		Fraction: 0, MemoryBudget: 4 << 30, Policy: PolicyLRU,
 		AcceptableFactor: 0.9, MinFactor: 0.8, SingleFactor: 0.3, MultiFactor: 0.6, MemoryFactor: 0.1,
 		HardLimitFactor: 1.5, ForceInMemory: true, MaxBlockSize: 1 << 20,
 		HeavyEvictionCountLimit: 3, HeavyEvictionMBSizeLimit: 200, HeavyEvictionOverheadCoefficient: 0.05,
-		Period: 1500 * time.Millisecond, Shards: 3,
+		Period: 1500 * time.Millisecond, Shards: 3, TinyLFUSampleFactor: 20, TinyLFUWidthFactor: 8,
 	}, o)
+	require.Error(t, o.SetConfig("hbase.blockcache.tinylfu.sample.factor", "0"))
 
 	require.ErrorContains(t, o.SetConfig("hbase.lru.blockcache.bogus", "1"), "unknown property")
 	require.Error(t, o.SetConfig("hfile.block.cache.size", "-0.1"))
@@ -78,4 +84,5 @@ func TestDefaults(t *testing.T) {
 	n := o.shards()
 	require.Equal(t, 0, n&(n-1), "power of two")
 	require.Equal(t, "AdaptiveLRU", PolicyAdaptiveLRU.String())
+	require.Equal(t, "TinyLFU", PolicyTinyLFU.String())
 }

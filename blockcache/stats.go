@@ -21,7 +21,10 @@ type Stats struct {
 	SingleSize, MultiSize, MemorySize int64
 	// CacheDataBlockPercent is the adaptive admission percent (100 for LRU).
 	CacheDataBlockPercent int
-	Shards                int
+	// AdmissionRejectedCount counts data blocks TinyLFU turned away
+	// (blockCacheAdmissionRejectedCount, ours; 0 for the other policies).
+	AdmissionRejectedCount int64
+	Shards                 int
 }
 
 // HitRatio returns hits / (hits + misses), or 0 before any request.
@@ -38,20 +41,21 @@ func (s Stats) HitRatio() float64 {
 // is the same as a fraction.
 func (s Stats) Map() map[string]float64 {
 	return map[string]float64{
-		"blockCacheHitCount":             float64(s.HitCount),
-		"blockCacheMissCount":            float64(s.MissCount),
-		"blockCacheEvictionCount":        float64(s.EvictionCount),
-		"blockCacheEvictedBytes":         float64(s.EvictedBytes),
-		"blockCacheEvictionRunCount":     float64(s.EvictionRuns),
-		"blockCacheFailedInsertionCount": float64(s.FailedInsertionCount),
-		"blockCacheSize":                 float64(s.Size),
-		"blockCacheFreeSize":             float64(max(s.MaxSize-s.Size, 0)),
-		"blockCacheMaxSize":              float64(s.MaxSize),
-		"blockCacheCount":                float64(s.Count),
-		"blockCacheDataBlockCount":       float64(s.DataBlockCount),
-		"blockCacheCountHitPercent":      100 * s.HitRatio(),
-		"blockCacheHitRatio":             s.HitRatio(),
-		"cacheDataBlockPercent":          float64(s.CacheDataBlockPercent),
+		"blockCacheHitCount":               float64(s.HitCount),
+		"blockCacheMissCount":              float64(s.MissCount),
+		"blockCacheEvictionCount":          float64(s.EvictionCount),
+		"blockCacheEvictedBytes":           float64(s.EvictedBytes),
+		"blockCacheEvictionRunCount":       float64(s.EvictionRuns),
+		"blockCacheFailedInsertionCount":   float64(s.FailedInsertionCount),
+		"blockCacheSize":                   float64(s.Size),
+		"blockCacheFreeSize":               float64(max(s.MaxSize-s.Size, 0)),
+		"blockCacheMaxSize":                float64(s.MaxSize),
+		"blockCacheCount":                  float64(s.Count),
+		"blockCacheDataBlockCount":         float64(s.DataBlockCount),
+		"blockCacheCountHitPercent":        100 * s.HitRatio(),
+		"blockCacheHitRatio":               s.HitRatio(),
+		"cacheDataBlockPercent":            float64(s.CacheDataBlockPercent),
+		"blockCacheAdmissionRejectedCount": float64(s.AdmissionRejectedCount),
 	}
 }
 
@@ -78,6 +82,7 @@ func (c *LRU[V]) Stats() Stats {
 		st.SingleSize += s.bytes[prioSingle]
 		st.MultiSize += s.bytes[prioMulti]
 		st.MemorySize += s.bytes[prioMemory]
+		st.AdmissionRejectedCount += s.rejected
 		s.mu.Unlock()
 	}
 	return st

@@ -42,10 +42,11 @@ func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 }
 
 // AdmitsDataBlock reports whether the cache's admission policy would take
-// the data block at (file, offset) now (always, unless AdaptiveLRU is
-// skipping it); the reader asks before reading, and reads a block the cache
-// will refuse into reusable memory instead of offering it. It implements
-// hfile.DataBlockAdmitter and does not allocate.
+// the data block at (file, offset) now (always with LRU; AdaptiveLRU skips
+// by offset, TinyLFU by frequency); the reader asks after a miss and before
+// reading, and reads a block the cache will refuse into reusable memory
+// instead of offering it. It implements hfile.DataBlockAdmitter and does not
+// allocate.
 func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
 	return c.Admits(blockcache.Key{File: file, Offset: offset}, blockcache.KindData)
 }

@@ -18,7 +18,8 @@ import (
 
 // refusing is the adapter with a fixed admission percent, as AdaptiveLRU's
 // cacheDataBlockPercent (the real controller needs tens of MB of eviction to
-// move); it also checks that no pooled block is ever offered.
+// move), or with the cache's own admission if percent is negative; it also
+// checks that no pooled block is ever offered.
 type refusing struct {
 	Cache
 	percent int64
@@ -26,7 +27,12 @@ type refusing struct {
 	pooled  int
 }
 
-func (c *refusing) AdmitsDataBlock(_ uint64, off int64) bool { return off%100 < c.percent }
+func (c *refusing) AdmitsDataBlock(file uint64, off int64) bool {
+	if c.percent < 0 {
+		return c.Cache.AdmitsDataBlock(file, off)
+	}
+	return off%100 < c.percent
+}
 
 func (c *refusing) CacheBlock(file uint64, off int64, b *hfile.Block, inMemory bool) {
 	if b.Pooled() {
@@ -34,7 +40,7 @@ func (c *refusing) CacheBlock(file uint64, off int64, b *hfile.Block, inMemory b
 		c.pooled++
 		c.mu.Unlock()
 	}
-	if !b.Type.IsData() || c.AdmitsDataBlock(file, off) {
+	if !b.Type.IsData() || c.percent < 0 || c.AdmitsDataBlock(file, off) {
 		c.Cache.CacheBlock(file, off, b, inMemory)
 	}
 }
@@ -44,15 +50,22 @@ func (c *refusing) CacheBlock(file uint64, off int64, b *hfile.Block, inMemory b
 // concurrent gets, scans and reverse scans. Every cell a read returns must
 // stay right after the read while other reads reuse the pool: region and
 // scanner copy what they return. Under -race, released blocks are poisoned,
-// so a returned cell that aliased one would read as garbage.
+// so a returned cell that aliased one would read as garbage. The TinyLFU
+// case does the same with the real TinyLFU admission deciding.
 func TestPooledBlocksThroughRegion(t *testing.T) {
+	t.Run("refuse70", func(t *testing.T) { testPooledBlocksThroughRegion(t, blockcache.PolicyLRU, 30) })
+	t.Run("TinyLFU", func(t *testing.T) { testPooledBlocksThroughRegion(t, blockcache.PolicyTinyLFU, -1) })
+}
+
+func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, percent int64) {
 	o := blockcache.DefaultOptions()
 	o.Size = 256 << 10
+	o.Policy = policy
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	lru, err := New(o)
 	require.NoError(t, err)
 	defer lru.Close()
-	c := &refusing{Cache: lru, percent: 30}
+	c := &refusing{Cache: lru, percent: percent}
 
 	fam, qual := []byte("f"), []byte("q")
 	r, err := region.Open(t.TempDir(), region.Options{
@@ -141,4 +154,7 @@ func TestPooledBlocksThroughRegion(t *testing.T) {
 	st := lru.Stats()
 	t.Logf("block cache: %+v", st)
 	require.NotZero(t, st.DataBlockCount)
+	if policy == blockcache.PolicyTinyLFU {
+		require.NotZero(t, st.AdmissionRejectedCount)
+	}
 }
