@@ -20,6 +20,8 @@ type StoreScanner struct {
 	filter   Filter
 	keyBuf   []byte
 	rowBuf   []byte
+	famBuf   []byte // the column seekNextCol leaves
+	qualBuf  []byte
 	done     bool
 
 	// Arena for returned cells when reusing.
@@ -44,7 +46,8 @@ func NewStoreScanner(cmp *encoding.Comparer, scanners []KeyValueScanner, opts Qu
 // zero or closed. On error the scanners are closed.
 func (s *StoreScanner) Reset(cmp *encoding.Comparer, scanners []KeyValueScanner, opts QueryOptions) error {
 	*s = StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, filter: opts.Filter,
-		heap: s.heap, matcher: s.matcher, keyBuf: s.keyBuf[:0], rowBuf: s.rowBuf[:0], kvs: s.kvs[:0], buf: s.buf[:0]}
+		heap: s.heap, matcher: s.matcher, keyBuf: s.keyBuf[:0], rowBuf: s.rowBuf[:0], kvs: s.kvs[:0], buf: s.buf[:0],
+		famBuf: s.famBuf[:0], qualBuf: s.qualBuf[:0]}
 	s.matcher.reset(cmp, opts)
 	s.heap.reset(cmp, scanners, opts.Reversed)
 	var err error
@@ -250,10 +253,14 @@ func (s *StoreScanner) seekInRow(key encoding.Key) error {
 const skipSteps = 4
 
 func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
-	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], kv.Row, kv.Family, kv.Qualifier)
+	// kv changes as the heap moves: keep its column. (The seek key is
+	// only built if stepping does not get past the column.)
+	s.famBuf = append(s.famBuf[:0], kv.Family...)
+	s.qualBuf = append(s.qualBuf[:0], kv.Qualifier...)
 	if done, err := s.trySkip(false); done || err != nil {
 		return err
 	}
+	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], s.matcher.Row(), s.famBuf, s.qualBuf)
 	return s.seekInRow(s.keyBuf)
 }
 
@@ -275,12 +282,12 @@ func (s *StoreScanner) seekNextRow() error {
 	return s.heap.Reseek(s.keyBuf)
 }
 
-// trySkip steps with Next over the cells up to s.keyBuf, the last key of
-// the column (or, wholeRow, the row) being left, for at most skipSteps
-// cells. It reports whether the scanner got past it; if not, the caller
-// seeks. The cells stepped over are exactly those the seek would skip. A
-// reversed heap leaves a row for the row before it, which also ends the
-// column.
+// trySkip steps with Next over the cells of the column being left (the
+// matcher's row, s.famBuf:s.qualBuf) or, wholeRow, of the row, for at most
+// skipSteps cells. It reports whether the scanner got past them; if not,
+// the caller seeks. The cells stepped over are exactly those the seek would
+// skip: within a row cells come in column order, in a reversed heap too,
+// which leaves a row for the row before it, also ending the column.
 func (s *StoreScanner) trySkip(wholeRow bool) (bool, error) {
 	row := s.matcher.Row()
 	for i := 0; i < skipSteps; i++ {
@@ -291,7 +298,7 @@ func (s *StoreScanner) trySkip(wholeRow bool) (bool, error) {
 		if top == nil || s.cmp.CompareRows(top.Row, row) != 0 {
 			return true, nil
 		}
-		if !wholeRow && s.cmp.CompareKeyValueKey(top, s.keyBuf) > 0 {
+		if !wholeRow && (string(top.Qualifier) != string(s.qualBuf) || string(top.Family) != string(s.famBuf)) {
 			return true, nil
 		}
 	}
