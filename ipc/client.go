@@ -3,12 +3,16 @@ package ipc
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/hbasepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -30,8 +34,9 @@ type ClientConn struct {
 	codec Codec
 	max   int
 
-	wmu sync.Mutex // serializes request writes
-	w   *bufio.Writer
+	wmu    sync.Mutex // serializes request writes
+	w      *bufio.Writer
+	queued atomic.Int32 // requests waiting for wmu or holding it
 
 	mu      sync.Mutex
 	nextID  uint32
@@ -40,10 +45,17 @@ type ClientConn struct {
 	done    chan struct{}
 }
 
+// callResult is what the read loop hands a call: the response's message
+// and cellblock (pieces of a frame of the call's own) or an error.
 type callResult struct {
-	resp *Response
-	err  error
+	param, cellBlock []byte
+	exc              *Exception
+	err              error
 }
+
+// resultChans recycles the channels of calls that received their answer
+// (a call that gave up leaves its channel to the read loop, and to the GC).
+var resultChans = sync.Pool{New: func() any { return make(chan callResult, 1) }}
 
 // DialOptions configure Dial.
 type DialOptions struct {
@@ -138,14 +150,16 @@ func (c *ClientConn) fail(err error) {
 
 func (c *ClientConn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var r Response
 	for {
 		frame, _, err := ReadFrame(br, c.max, nil)
 		if err != nil {
 			c.fail(errors.Mark(errors.Wrap(err, "ipc: reading response"), ErrConnClosed))
 			return
 		}
-		r := &Response{}
-		if err := ParseResponse(frame, r); err != nil {
+		// r is reused: what a call gets of it are pieces of the frame,
+		// which is the call's own (ReadFrame allocates it).
+		if err := ParseResponse(frame, &r); err != nil {
 			c.fail(errors.Mark(err, ErrConnClosed))
 			return
 		}
@@ -154,13 +168,17 @@ func (c *ClientConn) readLoop() {
 		ch, ok := c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
+		var exc *Exception
+		if e := r.Header.GetException(); e != nil {
+			exc = &Exception{Class: e.GetExceptionClassName(), Message: e.GetStackTrace()}
+		}
 		if !ok {
-			if e := r.Header.GetException(); e != nil && id == connCallID {
+			if exc != nil && id == connCallID {
 				// A connection-level exception (call id -1): the server is
 				// about to close. An exception for any other unknown id
 				// answers a call we gave up on, and is dropped like the
 				// answers to such calls.
-				c.fail(errors.Mark(&Exception{Class: e.GetExceptionClassName(), Message: e.GetStackTrace()}, ErrConnClosed))
+				c.fail(errors.Mark(exc, ErrConnClosed))
 				return
 			}
 			continue // a call we gave up on
@@ -173,7 +191,7 @@ func (c *ClientConn) readLoop() {
 			}
 			r.CellBlock = cb
 		}
-		ch <- callResult{resp: r}
+		ch <- callResult{param: r.Param, cellBlock: r.CellBlock, exc: exc}
 	}
 }
 
@@ -181,11 +199,12 @@ func (c *ClientConn) readLoop() {
 // it into resp (if not nil) and returns the response cellblock. A server
 // exception is returned as an *Exception.
 func (c *ClientConn) Call(ctx context.Context, method string, req proto.Message, cellBlock []byte, resp proto.Message) ([]byte, error) {
-	ch := make(chan callResult, 1)
+	ch := resultChans.Get().(chan callResult)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
+		resultChans.Put(ch)
 		return nil, err
 	}
 	c.nextID++
@@ -195,24 +214,35 @@ func (c *ClientConn) Call(ctx context.Context, method string, req proto.Message,
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	if len(cellBlock) > 0 {
+	if len(cellBlock) > 0 && c.codec.Snappy {
 		cellBlock = c.codec.Compress(nil, cellBlock)
 	}
-	h := &hbasepb.RequestHeader{CallId: proto.Uint32(id), MethodName: proto.String(method)}
-	if dl, ok := ctx.Deadline(); ok {
-		h.Timeout = proto.Uint32(uint32(max(time.Until(dl).Milliseconds(), 1)))
+	var timeout uint32
+	dl, hasTimeout := ctx.Deadline()
+	if hasTimeout {
+		timeout = uint32(max(time.Until(dl).Milliseconds(), 1))
 	}
-	b, err := AppendRequest(nil, h, req, cellBlock)
+	bp := requestBufs.Get().(*[]byte)
+	b, err := appendCallRequest((*bp)[:0], id, method, hasTimeout, timeout, req, cellBlock)
 	if err != nil {
+		requestBufs.Put(bp)
 		c.forget(id)
 		return nil, err
 	}
+	// Requests sent together go out in one write: a writer leaves the
+	// flush to one queued behind it, and the last one flushes.
+	c.queued.Add(1)
 	c.wmu.Lock()
+	last := c.queued.Add(-1) == 0
 	_, err = c.w.Write(b)
-	if err == nil {
+	if err == nil && last {
 		err = c.w.Flush()
 	}
 	c.wmu.Unlock()
+	if cap(b) <= maxPooledBuf {
+		*bp = b
+		requestBufs.Put(bp)
+	}
 	if err != nil {
 		// The server may have answered and closed (a request too big, a
 		// fatal connection error) while we were still writing: the reader
@@ -224,22 +254,80 @@ func (c *ClientConn) Call(ctx context.Context, method string, req proto.Message,
 	}
 	select {
 	case r := <-ch:
+		resultChans.Put(ch)
 		if r.err != nil {
 			return nil, r.err
 		}
-		if e := r.resp.Header.GetException(); e != nil {
-			return nil, &Exception{Class: e.GetExceptionClassName(), Message: e.GetStackTrace()}
+		if r.exc != nil {
+			return nil, r.exc
 		}
 		if resp != nil {
-			if err := proto.Unmarshal(r.resp.Param, resp); err != nil {
+			if err := proto.Unmarshal(r.param, resp); err != nil {
 				return nil, errors.Wrapf(err, "ipc: decoding %s response", method)
 			}
 		}
-		return r.resp.CellBlock, nil
+		return r.cellBlock, nil
 	case <-ctx.Done():
 		c.forget(id)
 		return nil, ctx.Err()
 	}
+}
+
+// requestBufs recycles the buffers requests are encoded in: a request is
+// written before Call waits, so its buffer is free again at once.
+var requestBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendCallRequest appends the framed request Call sends: AppendRequest's
+// bytes for a header of call_id, method_name, request_param,
+// cell_block_meta and timeout (if hasTimeout), the header written by hand
+// so that it costs no message.
+func appendCallRequest(dst []byte, id uint32, method string, hasTimeout bool, timeout uint32, param proto.Message, cellBlock []byte) ([]byte, error) {
+	hdrSize := 1 + protowire.SizeVarint(uint64(id)) + 1 + protowire.SizeBytes(len(method))
+	if param != nil {
+		hdrSize += 2
+	}
+	if len(cellBlock) > 0 {
+		hdrSize += 3 + protowire.SizeVarint(uint64(len(cellBlock)))
+	}
+	if hasTimeout {
+		hdrSize += 1 + protowire.SizeVarint(uint64(timeout))
+	}
+	paramSize := 0
+	if param != nil {
+		paramSize = proto.Size(param)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, 4+2*binary.MaxVarintLen32+hdrSize+paramSize+len(cellBlock))
+	dst = append(dst, 0, 0, 0, 0)
+	dst = protowire.AppendVarint(dst, uint64(hdrSize))
+	dst = protowire.AppendVarint(dst, protowire.EncodeTag(1, protowire.VarintType))
+	dst = protowire.AppendVarint(dst, uint64(id))
+	dst = protowire.AppendVarint(dst, protowire.EncodeTag(3, protowire.BytesType))
+	dst = protowire.AppendString(dst, method)
+	if param != nil {
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(4, protowire.VarintType))
+		dst = protowire.AppendVarint(dst, 1)
+	}
+	if len(cellBlock) > 0 {
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(5, protowire.BytesType))
+		dst = protowire.AppendVarint(dst, uint64(1+protowire.SizeVarint(uint64(len(cellBlock)))))
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(1, protowire.VarintType))
+		dst = protowire.AppendVarint(dst, uint64(len(cellBlock)))
+	}
+	if hasTimeout {
+		dst = protowire.AppendVarint(dst, protowire.EncodeTag(7, protowire.VarintType))
+		dst = protowire.AppendVarint(dst, uint64(timeout))
+	}
+	if param != nil {
+		dst = protowire.AppendVarint(dst, uint64(paramSize))
+		var err error
+		if dst, err = (proto.MarshalOptions{UseCachedSize: true}).MarshalAppend(dst, param); err != nil {
+			return nil, errors.Wrap(err, "ipc: encoding request")
+		}
+	}
+	dst = append(dst, cellBlock...)
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
+	return dst, nil
 }
 
 func (c *ClientConn) forget(id uint32) {

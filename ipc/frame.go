@@ -222,18 +222,8 @@ func decodeHeader(b []byte, req *Request, names *methodNames) bool {
 				h.MethodName = &req.method
 				continue
 			}
-			req.cbMeta.Reset()
-			if len(v) > 0 {
-				// CellBlockMeta has one field, length (1, varint).
-				if len(v) < 2 || v[0] != byte(protowire.EncodeTag(1, protowire.VarintType)) {
-					return false
-				}
-				l, n := protowire.ConsumeVarint(v[1:])
-				if n != len(v)-1 {
-					return false
-				}
-				req.cbLen = uint32(l)
-				req.cbMeta.Length = &req.cbLen
+			if !decodeCellBlockMeta(v, &req.cbMeta, &req.cbLen) {
+				return false
 			}
 			h.CellBlockMeta = &req.cbMeta
 			continue
@@ -260,6 +250,65 @@ func decodeHeader(b []byte, req *Request, names *methodNames) bool {
 			req.timeout = uint32(v)
 			h.Timeout = &req.timeout
 		}
+	}
+	return true
+}
+
+// decodeCellBlockMeta decodes a CellBlockMeta of at most its one field,
+// length (1, varint), into m, pointing it to length.
+func decodeCellBlockMeta(b []byte, m *hbasepb.CellBlockMeta, length *uint32) bool {
+	m.Reset()
+	if len(b) == 0 {
+		return true
+	}
+	if len(b) < 2 || b[0] != byte(protowire.EncodeTag(1, protowire.VarintType)) {
+		return false
+	}
+	l, n := protowire.ConsumeVarint(b[1:])
+	if n != len(b)-1 {
+		return false
+	}
+	*length = uint32(l)
+	m.Length = length
+	return true
+}
+
+// decodeResponseHeader is decodeHeader for the header of an answer: a call
+// id and a cell_block_meta, each at most once. An exception, or anything
+// else, is left to proto.Unmarshal.
+func decodeResponseHeader(b []byte, resp *Response) bool {
+	h := &resp.Header
+	proto.Reset(h)
+	var seen uint8
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || (num != 1 && num != 3) || seen&(1<<num) != 0 {
+			return false
+		}
+		seen |= 1 << num
+		b = b[n:]
+		if num == 1 {
+			if typ != protowire.VarintType {
+				return false
+			}
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return false
+			}
+			b = b[n:]
+			resp.callID = uint32(v)
+			h.CallId = &resp.callID
+			continue
+		}
+		if typ != protowire.BytesType {
+			return false
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 || !decodeCellBlockMeta(v, &resp.cbMeta, &resp.cbLen) {
+			return false
+		}
+		b = b[n:]
+		h.CellBlockMeta = &resp.cbMeta
 	}
 	return true
 }
@@ -314,10 +363,16 @@ func AppendRequest(dst []byte, h *hbasepb.RequestHeader, param proto.Message, ce
 }
 
 // Response is a decoded response frame. Param and CellBlock alias the frame.
+// The header's fields may point into the Response itself, so a Response is
+// reused in place, never copied.
 type Response struct {
 	Header    hbasepb.ResponseHeader
 	Param     []byte
 	CellBlock []byte
+
+	// What the header's fields point to when decodeResponseHeader fills them.
+	callID, cbLen uint32
+	cbMeta        hbasepb.CellBlockMeta
 }
 
 // ParseResponse decodes a response frame (without its length prefix). As
@@ -327,9 +382,11 @@ func ParseResponse(frame []byte, resp *Response) error {
 	if err != nil {
 		return err
 	}
-	proto.Reset(&resp.Header)
-	if err := proto.Unmarshal(h, &resp.Header); err != nil {
-		return errors.Wrap(err, "ipc: decoding response header")
+	if !decodeResponseHeader(h, resp) {
+		proto.Reset(&resp.Header)
+		if err := proto.Unmarshal(h, &resp.Header); err != nil {
+			return errors.Wrap(err, "ipc: decoding response header")
+		}
 	}
 	resp.Param, resp.CellBlock = nil, nil
 	if m := resp.Header.GetCellBlockMeta(); m != nil && m.GetLength() > 0 {

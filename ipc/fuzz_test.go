@@ -123,6 +123,20 @@ func FuzzParseResponse(f *testing.F) {
 	f.Add([]byte{0xff})
 	f.Add(append(delimited(nil, pbBytes(pbVarint(nil, 1, 1), 3, pbVarint(nil, 1, 10))), 1, 2, 3))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The hand decoder of answers' headers agrees with proto.Unmarshal
+		// whenever it accepts a header.
+		if h, _, err := nextDelimited(data, "header"); err == nil {
+			var fast Response
+			if decodeResponseHeader(h, &fast) {
+				var want hbasepb.ResponseHeader
+				if err := proto.Unmarshal(h, &want); err != nil {
+					t.Fatalf("decodeResponseHeader accepted %x, proto.Unmarshal: %v", h, err)
+				}
+				if !proto.Equal(&fast.Header, &want) {
+					t.Fatalf("decodeResponseHeader gave %v, proto.Unmarshal %v", &fast.Header, &want)
+				}
+			}
+		}
 		var r Response
 		if err := ParseResponse(data, &r); err != nil {
 			return

@@ -131,3 +131,32 @@ func TestReplyReleased(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendCallRequestIsAppendRequest checks Call's hand-written request
+// header against AppendRequest's.
+func TestAppendCallRequestIsAppendRequest(t *testing.T) {
+	for _, id := range []uint32{0, 1, 128, 0xFFFFFFFE} {
+		for _, param := range []proto.Message{nil, wrapperspb.Bytes(nil), wrapperspb.Bytes(make([]byte, 200))} {
+			for _, n := range []int{0, 5, 200} {
+				for _, timeout := range []uint32{0, 1, 60000} {
+					for _, hasTimeout := range []bool{false, true} {
+						h := &hbasepb.RequestHeader{CallId: proto.Uint32(id), MethodName: proto.String("Mutate")}
+						if hasTimeout {
+							h.Timeout = proto.Uint32(timeout)
+						}
+						cells := make([]byte, n)
+						want, err := AppendRequest(nil, h, param, cells)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := appendCallRequest([]byte("x"), id, "Mutate", hasTimeout, timeout, param, cells)
+						if err != nil {
+							t.Fatal(err)
+						}
+						assertBytes(t, "request", got[1:], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -233,7 +233,8 @@ type serverConn struct {
 
 	wmu    sync.Mutex // serializes response writes
 	w      *bufio.Writer
-	broken bool // a write failed; guarded by wmu
+	broken bool         // a write failed; guarded by wmu
+	queued atomic.Int32 // responses waiting for wmu or holding it
 
 	stopped atomic.Bool
 }
@@ -526,13 +527,17 @@ func (c *serverConn) writeResponse(st *callState, callID uint32, r Reply, exc *E
 	if st != nil {
 		st.out, st.cb = buf, cbuf
 	}
+	// Responses finished together go out in one write: a writer leaves the
+	// flush to one queued behind it, and the last one flushes.
+	c.queued.Add(1)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	last := c.queued.Add(-1) == 0
 	if c.broken {
 		return
 	}
 	_, err = c.w.Write(buf)
-	if err == nil {
+	if err == nil && last {
 		err = c.w.Flush()
 	}
 	if err != nil {
