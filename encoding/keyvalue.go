@@ -109,8 +109,16 @@ func (kv *KeyValue) Validate() error {
 // Clone returns a deep copy of kv in one allocation.
 func (kv *KeyValue) Clone() *KeyValue {
 	n := len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
-	buf := make([]byte, 0, n)
-	c := &KeyValue{Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum}
+	c := &KeyValue{}
+	*c, _ = kv.CopyInto(make([]byte, 0, n))
+	return c
+}
+
+// CopyInto returns a copy of kv whose slices are appended to buf, and buf
+// extended; nil slices stay nil. Readers that copy many cells into one
+// buffer use it (size buf first: a cell split by a reallocation is still
+// correct, but holds on to both arrays).
+func (kv *KeyValue) CopyInto(buf []byte) (KeyValue, []byte) {
 	take := func(b []byte) []byte {
 		if b == nil {
 			return nil
@@ -119,9 +127,10 @@ func (kv *KeyValue) Clone() *KeyValue {
 		buf = append(buf, b...)
 		return buf[s:len(buf):len(buf)]
 	}
+	c := KeyValue{Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum}
 	c.Row, c.Family, c.Qualifier = take(kv.Row), take(kv.Family), take(kv.Qualifier)
 	c.Value, c.Tags = take(kv.Value), take(kv.Tags)
-	return c
+	return c, buf
 }
 
 // String formats kv as HBase's KeyValue.toString: row/family:qualifier/ts/Type/vlen=N/seqid=N.

@@ -180,6 +180,20 @@ func (s *seeker) extendBack() (bool, error) {
 	return true, nil
 }
 
+// growBack extends the kept cells backwards with the restart index (see
+// extendBack) and returns i, an index into them, shifted to the same cell;
+// ok is false when there is nothing before them to add.
+func (s *seeker) growBack(i int) (_ int, ok bool, _ error) {
+	if s.idx == nil {
+		return i, false, nil
+	}
+	n := len(s.cells)
+	if ok, err := s.extendBack(); err != nil || !ok {
+		return i, false, err
+	}
+	return i + len(s.cells) - n, true, nil
+}
+
 // SeekBeforeRow implements Seeker. It walks back over the kept cells
 // comparing rows only, which costs a few row comparisons per row where
 // SeekBeforeKey and a forward seek cost a dozen key comparisons.
@@ -191,14 +205,11 @@ func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
 	i := s.pos
 	for s.cmp.CompareRows(s.keyAt(i).Row(), row) >= 0 {
 		if i == 0 {
-			if s.idx == nil {
-				return false, nil
-			}
-			n := len(s.cells)
-			if ok, err := s.extendBack(); err != nil || !ok {
+			var ok bool
+			var err error
+			if i, ok, err = s.growBack(i); err != nil || !ok {
 				return false, err
 			}
-			i += len(s.cells) - n
 		}
 		i--
 	}
@@ -208,14 +219,11 @@ func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
 	j := i
 	for {
 		if j == 0 {
-			if s.idx == nil {
-				return false, nil
-			}
-			n := len(s.cells)
-			if ok, err := s.extendBack(); err != nil || !ok {
+			var ok bool
+			var err error
+			if j, ok, err = s.growBack(j); err != nil || !ok {
 				return false, err
 			}
-			j += len(s.cells) - n
 		}
 		if s.cmp.CompareRows(s.keyAt(j-1).Row(), r) != 0 {
 			break

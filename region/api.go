@@ -166,14 +166,6 @@ func (r *Result) add(cells []*encoding.KeyValue) {
 		// buffer, which stays valid.
 		r.buf = make([]byte, 0, max(n, 2*cap(r.buf)))
 	}
-	take := func(b []byte) []byte {
-		if b == nil {
-			return nil
-		}
-		p := len(r.buf)
-		r.buf = append(r.buf, b...)
-		return r.buf[p:len(r.buf):len(r.buf)]
-	}
 	for _, c := range cells {
 		var kv *encoding.KeyValue
 		if len(r.Cells) == 0 && len(r.kvs) == 0 {
@@ -186,8 +178,7 @@ func (r *Result) add(cells []*encoding.KeyValue) {
 			r.kvs = append(r.kvs, encoding.KeyValue{})
 			kv = &r.kvs[len(r.kvs)-1]
 		}
-		*kv = encoding.KeyValue{Row: take(c.Row), Family: take(c.Family), Qualifier: take(c.Qualifier),
-			Timestamp: c.Timestamp, Type: c.Type, SeqNum: c.SeqNum, Value: take(c.Value), Tags: take(c.Tags)}
+		*kv, r.buf = c.CopyInto(r.buf)
 		r.Cells = append(r.Cells, kv)
 	}
 }

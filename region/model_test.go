@@ -186,25 +186,9 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 // every delete marker, and of the puts what a read of VERSIONS versions
 // sees when only the flushed markers mask.
 func (m *regionModel) flush() {
-	cols := map[colKey][]*modelCell{}
-	var kept []*modelCell
+	m.rewrite(func(c *modelCell) bool { return !c.inFile }, true, unflushedMarkers)
 	for _, c := range m.cells {
-		switch {
-		case c.inFile || c.typ.IsDelete():
-			kept = append(kept, c)
-		default:
-			k := colKey{c.row, c.fam, c.qual}
-			cols[k] = append(cols[k], c)
-		}
-	}
-	for k, puts := range cols {
-		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], unflushedMarkers)...)
-	}
-	// Masking is judged against the old cells, so swap only at the end.
-	m.cells, m.deletes, m.byRow = nil, nil, nil
-	for _, c := range kept {
 		c.inFile = true
-		m.add(c)
 	}
 }
 
@@ -214,11 +198,18 @@ func (m *regionModel) majorCompact() { m.majorCompactFamily("") }
 
 // majorCompactFamily is majorCompact for one family's store ("": all).
 func (m *regionModel) majorCompactFamily(fam string) {
+	m.rewrite(func(c *modelCell) bool { return c.inFile && (fam == "" || c.fam == fam) }, false, fileMarkers)
+}
+
+// rewrite replaces the cells in for which in is true by what a read of
+// VERSIONS versions of them returns when the given markers mask, and
+// their delete markers if keepMarkers; other cells stay.
+func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, markers int) {
 	cols := map[colKey][]*modelCell{}
 	var kept []*modelCell
 	for _, c := range m.cells {
 		switch {
-		case !c.inFile || (fam != "" && c.fam != fam):
+		case !in(c) || (keepMarkers && c.typ.IsDelete()):
 			kept = append(kept, c)
 		case c.typ == encoding.TypePut:
 			k := colKey{c.row, c.fam, c.qual}
@@ -226,7 +217,7 @@ func (m *regionModel) majorCompactFamily(fam string) {
 		}
 	}
 	for k, puts := range cols {
-		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], fileMarkers)...)
+		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], markers)...)
 	}
 	// Masking is judged against the old cells, so swap only at the end.
 	m.cells, m.deletes, m.byRow = nil, nil, nil

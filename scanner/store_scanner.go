@@ -223,16 +223,9 @@ func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
 	if !s.reuse {
 		return kv.Clone()
 	}
-	take := func(b []byte) []byte {
-		if b == nil {
-			return nil
-		}
-		n := len(s.buf)
-		s.buf = append(s.buf, b...)
-		return s.buf[n:len(s.buf):len(s.buf)]
-	}
-	s.kvs = append(s.kvs, encoding.KeyValue{Row: take(kv.Row), Family: take(kv.Family), Qualifier: take(kv.Qualifier),
-		Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum, Value: take(kv.Value), Tags: take(kv.Tags)})
+	var c encoding.KeyValue
+	c, s.buf = kv.CopyInto(s.buf)
+	s.kvs = append(s.kvs, c)
 	return &s.kvs[len(s.kvs)-1]
 }
 
