@@ -234,3 +234,40 @@ func BenchmarkOneRowScan(b *testing.B) {
 		sc.Close()
 	}
 }
+
+// BenchmarkGetPut is the harness's lock-mode read-modify-write: a Get of
+// a counter, then a Put of the new value, on 10,000 counters in the
+// memstore; beside BenchmarkIncrement, HBase's native one.
+func BenchmarkGetPut(b *testing.B) {
+	r, err := region.Open(b.TempDir(), region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
+		DisableAutoCompaction: true, FlushSize: 1 << 30})
+	require.NoError(b, err)
+	defer r.Close()
+	keys := make([][]byte, 10000)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "ctrs%010d", i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	g := &region.Get{}
+	v := make([]byte, 8)
+	p := &region.Put{Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual,
+		Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut, Value: v}}}
+	var res region.Result
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.Row = keys[rng.IntN(len(keys))]
+		if _, err := r.GetInto(g, &res); err != nil {
+			b.Fatal(err)
+		}
+		var n uint64
+		if c := res.Value(benchFam, benchQual); len(c) == 8 {
+			n = binary.BigEndian.Uint64(c)
+		}
+		binary.BigEndian.PutUint64(v, n+1)
+		p.Row = g.Row
+		if err := r.Put(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

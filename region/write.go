@@ -85,8 +85,10 @@ type writeScratch struct {
 	entry wal.PreparedEntry
 	rows  [][]byte
 	held  []*rowLock
-	// For readModifyWrite.
+	// For readModifyWrite and CheckAndMutate: the read and its result,
+	// used only while the row is locked.
 	get   Get
+	cur   Result
 	order []int
 	vals  []byte
 	spans []rmwSpan
@@ -121,6 +123,10 @@ func (s *writeScratch) release() {
 	s.get = Get{Columns: s.get.Columns[:0]}
 	clear(s.spans)
 	s.spans = s.spans[:0]
+	if cap(s.cur.buf) > maxScratchBytes {
+		s.cur = Result{}
+	}
+	s.cur.reset() // its cells point at its own memory only
 	writeScratchPool.Put(s)
 }
 
@@ -453,7 +459,7 @@ func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func
 		}
 		g.AddColumn(f, q)
 	}
-	cur, err := r.get(g)
+	cur, err := r.getInto(g, &s.cur)
 	if err != nil {
 		return nil, err
 	}
@@ -563,7 +569,7 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 	g.Row, g.TimeRange = c.Row, c.TimeRange
 	if c.Filter != nil {
 		g.Filter = c.Filter
-		cur, err := r.get(g)
+		cur, err := r.getInto(g, &s.cur)
 		if err != nil {
 			return false, err
 		}
@@ -572,7 +578,7 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 		}
 	} else {
 		g.AddColumn(c.Family, c.Qualifier)
-		cur, err := r.get(g)
+		cur, err := r.getInto(g, &s.cur)
 		if err != nil {
 			return false, err
 		}
