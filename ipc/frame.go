@@ -63,11 +63,18 @@ func ReadPreamble(r io.Reader) ([6]byte, error) {
 // and returns it. A length above max is an error marked ErrFrameTooBig,
 // returned with the length and without reading the body.
 func ReadFrame(r io.Reader, max int, buf []byte) ([]byte, uint32, error) {
-	var l [4]byte
-	if _, err := io.ReadFull(r, l[:]); err != nil {
+	// The length is read into buf when it has room: a local array would
+	// escape to the heap through the io.Reader.
+	var l []byte
+	if cap(buf) >= 4 {
+		l = buf[:4]
+	} else {
+		l = make([]byte, 4)
+	}
+	if _, err := io.ReadFull(r, l); err != nil {
 		return buf, 0, err
 	}
-	n := binary.BigEndian.Uint32(l[:])
+	n := binary.BigEndian.Uint32(l)
 	if uint64(n) > uint64(max) {
 		return buf, n, errors.Mark(errors.Newf("ipc: frame of %d bytes exceeds the limit of %d", n, max), ErrFrameTooBig)
 	}

@@ -176,6 +176,7 @@ type callScratch struct {
 	result  hbasepb.Result
 	res     region.Result
 	mut     mutationScratch
+	dec     decodeScratch
 	rb      resultBuilder
 	yes     bool // what MutateResponse.processed points to
 }
@@ -199,6 +200,7 @@ func (sc *callScratch) Release() {
 	sc.mutResp.Reset()
 	sc.result.Reset()
 	sc.mut.reset()
+	sc.dec.reset()
 	if cap(sc.rb.cells) > maxScratchCellBlock {
 		sc.rb.cells = nil
 	}
@@ -222,8 +224,10 @@ func (s *Server) handleGet(c *ipc.Call) (ipc.Reply, error) {
 
 func (s *Server) serveGet(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
 	req := &sc.getReq
-	if err := proto.Unmarshal(c.Param, req); err != nil {
-		return ipc.Reply{}, badRequest("decoding GetRequest: %v", err)
+	if !sc.dec.decodeGetRequest(c.Param, req) {
+		if err := proto.Unmarshal(c.Param, req); err != nil {
+			return ipc.Reply{}, badRequest("decoding GetRequest: %v", err)
+		}
 	}
 	hr, r, err := s.lookupRegion(req.GetRegion())
 	if err != nil {
@@ -324,8 +328,10 @@ func (s *Server) handleMutate(c *ipc.Call) (ipc.Reply, error) {
 
 func (s *Server) serveMutate(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
 	req := &sc.mutReq
-	if err := proto.Unmarshal(c.Param, req); err != nil {
-		return ipc.Reply{}, badRequest("decoding MutateRequest: %v", err)
+	if !sc.dec.decodeMutateRequest(c.Param, req) {
+		if err := proto.Unmarshal(c.Param, req); err != nil {
+			return ipc.Reply{}, badRequest("decoding MutateRequest: %v", err)
+		}
 	}
 	var it encoding.CellBlockIter
 	it.Init(c.CellBlock, c.Codec.WithTags)
