@@ -227,8 +227,13 @@ func (c *Client) call(ctx context.Context, addr, service, method string, req pro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
+	// A caller's deadline within the per-call timeout already bounds the
+	// call: a context of our own would cost a timer and allocations.
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > c.opts.Timeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		defer cancel()
+	}
 	cb, err := conn.Call(ctx, method, req, cells, resp)
 	if err != nil && errors.Is(err, ipc.ErrConnClosed) {
 		err = errors.Mark(err, errConnFailed)

@@ -71,6 +71,23 @@ func (c *Client) Get(ctx context.Context, g *Get) (*Result, error) {
 	return res, err
 }
 
+// mutateOps names Mutate's operation in errors without building the name
+// on every call.
+var mutateOps = map[MutationType]string{}
+
+func init() {
+	for _, t := range []MutationType{MutationAppend, MutationIncrement, MutationPut, MutationDelete} {
+		mutateOps[t] = "mutate (" + t.String() + ")"
+	}
+}
+
+func mutateOp(t MutationType) string {
+	if op, ok := mutateOps[t]; ok {
+		return op
+	}
+	return "mutate (" + t.String() + ")"
+}
+
 // Mutate applies one mutation. It returns the new cells for an increment
 // or an append, and an empty Result otherwise.
 //
@@ -84,7 +101,7 @@ func (c *Client) Mutate(ctx context.Context, m *Mutation) (*Result, error) {
 	}
 	idempotent := m.Type == MutationPut || m.Type == MutationDelete
 	var res *Result
-	err = c.withRegion(ctx, "mutate ("+m.Type.String()+")", m.Table, m.Row, idempotent, func(loc *regionLoc) error {
+	err = c.withRegion(ctx, mutateOp(m.Type), m.Table, m.Row, idempotent, func(loc *regionLoc) error {
 		resp := &hbasepb.MutateResponse{}
 		cb, err := c.call(ctx, loc.addr, clientService, "Mutate", &hbasepb.MutateRequest{Region: loc.spec(), Mutation: pm}, cells, resp)
 		if err != nil {

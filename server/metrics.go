@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -20,6 +21,15 @@ type metrics struct {
 	reg      *prometheus.Registry
 	latency  *prometheus.HistogramVec
 	failures *prometheus.CounterVec
+	// observers caches each method's latency series, so that a call does
+	// not hash its labels; the map is read-only once built, and a series
+	// is still created (and exported) only once its method is called.
+	observers map[string]*lazyObserver
+}
+
+type lazyObserver struct {
+	once sync.Once
+	o    prometheus.Observer
 }
 
 const metricPrefix = "hbase_regionserver_"
@@ -36,6 +46,12 @@ func newMetrics(s *Server) *metrics {
 		Help: "Calls answered with an exception, by method.",
 	}, []string{"method"})
 	m.reg.MustRegister(m.latency, m.failures, (*serverCollector)(m), prometheus.NewGoCollector())
+	m.observers = map[string]*lazyObserver{}
+	for _, set := range []map[string]methodFunc{clientMethods, masterMethods, registryMethods} {
+		for name := range set {
+			m.observers[name] = &lazyObserver{}
+		}
+	}
 	return m
 }
 
@@ -43,7 +59,12 @@ func (m *metrics) observe(method string, d time.Duration, err error) {
 	if m == nil {
 		return
 	}
-	m.latency.WithLabelValues(method).Observe(d.Seconds())
+	if lo := m.observers[method]; lo != nil {
+		lo.once.Do(func() { lo.o = m.latency.WithLabelValues(method) })
+		lo.o.Observe(d.Seconds())
+	} else {
+		m.latency.WithLabelValues(method).Observe(d.Seconds())
+	}
 	if err != nil {
 		m.failures.WithLabelValues(method).Inc()
 	}
