@@ -15,7 +15,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Call is one request as a Handler sees it.
+// Call is one request as a Handler sees it. The Call and the bytes it
+// points to are reused for a later request once the response is written: a
+// handler must not keep them beyond that.
 type Call struct {
 	// Service is the connection's service_name (ClientService,
 	// MasterService, ...), Method the request's method_name.

@@ -204,6 +204,14 @@ func (sc *callScratch) Release() {
 	if cap(sc.rb.cells) > maxScratchCellBlock {
 		sc.rb.cells = nil
 	}
+	// The region result keeps the memory of the largest row read into it.
+	n := 0
+	for _, kv := range sc.res.Cells {
+		n += len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
+	}
+	if n > maxScratchCellBlock || len(sc.res.Cells) > maxScratchKVs {
+		sc.res = region.Result{}
+	}
 	sc.rb = resultBuilder{cells: sc.rb.cells[:0]}
 	callScratches.Put(sc)
 }
