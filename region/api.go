@@ -166,15 +166,18 @@ func (r *Result) add(cells []*encoding.KeyValue) {
 		// buffer, which stays valid.
 		r.buf = make([]byte, 0, max(n, 2*cap(r.buf)))
 	}
+	// Room for every cell at once, as for buf.
+	if need := len(r.Cells) + len(cells); cap(r.Cells) < need {
+		r.Cells = append(make([]*encoding.KeyValue, 0, max(need, 2*cap(r.Cells))), r.Cells...)
+	}
+	if need := len(r.kvs) + len(cells); need > 1 && cap(r.kvs) < need {
+		r.kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(r.kvs)))
+	}
 	for _, c := range cells {
 		var kv *encoding.KeyValue
 		if len(r.Cells) == 0 && len(r.kvs) == 0 {
 			kv = &r.kv1
 		} else {
-			if len(r.kvs) == cap(r.kvs) {
-				// As buf: earlier cells keep the old array.
-				r.kvs = make([]encoding.KeyValue, 0, max(4, 2*cap(r.kvs)))
-			}
 			r.kvs = append(r.kvs, encoding.KeyValue{})
 			kv = &r.kvs[len(r.kvs)-1]
 		}

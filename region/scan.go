@@ -100,7 +100,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	}
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
-	sc := &Scanner{r: r, scan: *s, st: st}
+	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0]}
 	if s.Filter != nil {
 		s.Filter.SetReversed(s.Reversed)
 	}
@@ -354,6 +354,7 @@ func (sc *Scanner) Close() {
 	}
 	clear(sc.cells[:cap(sc.cells)])
 	clear(sc.pending)
+	st.cells = sc.cells[:0]
 	sc.stores, sc.st, sc.cells, sc.pending = nil, nil, nil, nil
 	st.done()
 }
@@ -367,6 +368,7 @@ type scanState struct {
 	cols   [][]byte
 	stores []scanStore
 	ssp    []*scanner.StoreScanner
+	cells  []*encoding.KeyValue // the Scanner's row buffer
 }
 
 // scanStore is one store's part of a scanState.
