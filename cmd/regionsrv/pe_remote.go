@@ -222,7 +222,9 @@ func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *cl
 		c.Close()
 		return nil, nil, errors.Wrapf(err, "looking up %s", peTableName)
 	}
-	return &remoteStore{c: c, table: peTableName, timeout: 60 * time.Second}, c, nil
+	// The client's own per-call timeout: with a longer deadline the client
+	// would build a context of its own for every call.
+	return &remoteStore{c: c, table: peTableName, timeout: client.DefaultTimeout}, c, nil
 }
 
 // peSplitKeys returns the split keys of --presplit regions over rows rows,
