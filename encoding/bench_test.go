@@ -85,16 +85,22 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkSeekInBlock measures a fresh seek (Rewind, then
-// SeekToKeyInBlock) to a random key of a full block, which scans half the
-// block on average. It must not allocate.
-func BenchmarkSeekInBlock(b *testing.B) {
+// benchSeekKeys returns benchBlock's cells, their keys and a random order
+// to seek them in.
+func benchSeekKeys() ([]KeyValue, BlockFormat, []Key, []int) {
 	cells, f := benchBlock()
 	keys := make([]Key, len(cells))
 	for i := range cells {
 		keys[i] = cells[i].Key()
 	}
-	order := rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
+	return cells, f, keys, rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
+}
+
+// BenchmarkSeekInBlock measures a fresh seek (Rewind, then
+// SeekToKeyInBlock) to a random key of a full block, which scans half the
+// block on average. It must not allocate.
+func BenchmarkSeekInBlock(b *testing.B) {
+	cells, f, keys, order := benchSeekKeys()
 	for _, enc := range testEncodings {
 		b.Run(fmt.Sprintf("encoding=%s", enc), func(b *testing.B) {
 			payload := encodeBlock(b, enc, f, cells)
@@ -185,12 +191,7 @@ func encodedSize(b *testing.B, enc DataBlockEncoding, f BlockFormat, cells []Key
 // the seek decodes half the block on average; with, at most
 // RestartInterval cells after a binary search of the samples.
 func BenchmarkSeekFreshBlock(b *testing.B) {
-	cells, f := benchBlock()
-	keys := make([]Key, len(cells))
-	for i := range cells {
-		keys[i] = cells[i].Key()
-	}
-	order := rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
+	cells, f, keys, order := benchSeekKeys()
 	for _, enc := range testEncodings {
 		for _, indexed := range []bool{false, true} {
 			b.Run(fmt.Sprintf("encoding=%s/indexed=%t", enc, indexed), func(b *testing.B) {

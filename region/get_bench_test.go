@@ -130,15 +130,22 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
-func BenchmarkIncrement(b *testing.B) {
+// openCounters opens an empty region that keeps everything in its memstore
+// and returns it with the harness's 10,000 counter rows.
+func openCounters(b *testing.B) (*region.Region, [][]byte) {
 	r, err := region.Open(b.TempDir(), region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
 		DisableAutoCompaction: true, FlushSize: 1 << 30})
 	require.NoError(b, err)
-	defer r.Close()
+	b.Cleanup(func() { r.Close() })
 	keys := make([][]byte, 10000)
 	for i := range keys {
 		keys[i] = fmt.Appendf(nil, "ctrs%010d", i)
 	}
+	return r, keys
+}
+
+func BenchmarkIncrement(b *testing.B) {
+	r, keys := openCounters(b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	inc := &region.Increment{Columns: []region.IncrementColumn{{Family: benchFam, Qualifier: benchQual, Amount: 1}}}
 	b.ReportAllocs()
@@ -239,14 +246,7 @@ func BenchmarkOneRowScan(b *testing.B) {
 // a counter, then a Put of the new value, on 10,000 counters in the
 // memstore; beside BenchmarkIncrement, HBase's native one.
 func BenchmarkGetPut(b *testing.B) {
-	r, err := region.Open(b.TempDir(), region.Options{Table: "bench", Families: []region.FamilyOptions{benchFamily()},
-		DisableAutoCompaction: true, FlushSize: 1 << 30})
-	require.NoError(b, err)
-	defer r.Close()
-	keys := make([][]byte, 10000)
-	for i := range keys {
-		keys[i] = fmt.Appendf(nil, "ctrs%010d", i)
-	}
+	r, keys := openCounters(b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	g := &region.Get{}
 	v := make([]byte, 8)
