@@ -132,7 +132,7 @@ func (s *Server) handleScan(c *ipc.Call) (ipc.Reply, error) {
 	var size int64
 	exhausted := false
 	for n := 0; n < rows && size < os.maxResultSize; {
-		res, err := os.sc.Next()
+		res, err := os.next(c.Codec.Enabled)
 		if err != nil {
 			s.scanners.remove(os.locked())
 			return ipc.Reply{}, mapError(err, os.hr)
@@ -176,4 +176,20 @@ func (s *Server) handleScan(c *ipc.Call) (ipc.Reply, error) {
 		s.scanners.touch(os)
 	}
 	return ipc.Reply{Msg: resp, CellBlock: rb.cells}, nil
+}
+
+// next returns the scanner's next row. With reuse (a cellblock response,
+// which copies the cells before the next row is read) it is read into the
+// scanner's own result rather than a new one.
+//
+// REQUIRES: os.mu is held.
+func (os *openScanner) next(reuse bool) (*region.ScanResult, error) {
+	if !reuse {
+		return os.sc.Next()
+	}
+	ok, err := os.sc.NextInto(&os.res)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &os.res, nil
 }

@@ -32,6 +32,9 @@ type openScanner struct {
 	// filterAll reports whether the scan's filter says no later row can
 	// pass (then the whole scan is over, not just this region).
 	filterAll func() bool
+	// res is the row a call reads with NextInto when its cells go into the
+	// cellblock at once (guarded by mu).
+	res region.ScanResult
 }
 
 // scannerLeases holds open scanners and expires the idle ones after the
