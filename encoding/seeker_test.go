@@ -51,18 +51,50 @@ func exerciseSeeker(t testing.TB, s Seeker, payload []byte) {
 	if len(keys) > 64 {
 		keys = keys[:64]
 	}
+	seekAll(t, s, keys)
+	// Again with the block's restart index, as a cached block is read.
+	require.NoError(t, s.Init(payload))
+	idx, err := s.BuildRestartIndex()
+	if err != nil {
+		requireCorruption(t, err)
+		return
+	}
+	require.NoError(t, s.InitIndexed(payload, idx))
+	seekAll(t, s, keys)
+}
+
+// seekAll seeks s to every key forwards, backwards (SeekBeforeKey) and a
+// row back (SeekBeforeRow), requiring success or a corruption error.
+func seekAll(t testing.TB, s Seeker, keys []Key) {
+	t.Helper()
+	check := func(err error) bool {
+		if err != nil {
+			requireCorruption(t, err)
+			return false
+		}
+		_, err = ParseKey(s.Key())
+		require.NoError(t, err)
+		_, _ = s.Value(), s.Tags()
+		return true
+	}
 	for _, k := range keys {
 		for _, before := range []bool{false, true} {
 			require.NoError(t, s.Rewind())
 			res, err := s.SeekToKeyInBlock(k, before)
-			if err != nil {
-				requireCorruption(t, err)
-				continue
+			if check(err) {
+				require.Contains(t, []int{SeekExact, SeekBefore, SeekPrecedesBlock}, res)
 			}
-			require.Contains(t, []int{SeekExact, SeekBefore, SeekPrecedesBlock}, res)
-			_, err = ParseKey(s.Key())
-			require.NoError(t, err)
-			_, _ = s.Value(), s.Tags()
+		}
+	}
+	for i := len(keys) - 1; i >= 0; i-- {
+		res, err := s.SeekBeforeKey(keys[i])
+		if !check(err) {
+			continue
+		}
+		require.Contains(t, []int{SeekBefore, SeekPrecedesBlock}, res)
+		if row := keys[i].Row(); s.Key() != nil && InnerStoreComparer.CompareRows(s.Key().Row(), row) >= 0 {
+			_, err := s.SeekBeforeRow(row)
+			check(err)
 		}
 	}
 }
