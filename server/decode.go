@@ -227,33 +227,46 @@ func (d *decodeScratch) decodeGet(b []byte) (*hbasepb.Get, bool) {
 	return g, seen&(1<<1) != 0 // row is required
 }
 
+// splitRegionRequest splits the shape GetRequest and MutateRequest share
+// when clients send them: exactly a region (field 1, decoded) and one
+// message (field 2, returned undecoded).
+func (d *decodeScratch) splitRegionRequest(b []byte) (*hbasepb.RegionSpecifier, []byte, bool) {
+	var region *hbasepb.RegionSpecifier
+	var body []byte
+	var seen uint32
+	for len(b) > 0 {
+		f, rest, ok := nextField(b)
+		if !ok || !once(&seen, f, protowire.BytesType) {
+			return nil, nil, false
+		}
+		b = rest
+		switch f.num {
+		case 1:
+			if region, ok = d.decodeRegion(f.b); !ok {
+				return nil, nil, false
+			}
+		case 2:
+			body = f.b
+		default:
+			return nil, nil, false
+		}
+	}
+	return region, body, seen == 1<<1|1<<2
+}
+
 // decodeGetRequest decodes b into req (see the top of the file).
 func (d *decodeScratch) decodeGetRequest(b []byte, req *hbasepb.GetRequest) bool {
 	proto.Reset(req)
 	if cap(d.cols) == 0 {
 		d.cols = make([]hbasepb.Column, 0, 8)
 	}
-	var seen uint32
-	for len(b) > 0 {
-		f, rest, ok := nextField(b)
-		if !ok || !once(&seen, f, protowire.BytesType) {
-			return false
-		}
-		b = rest
-		switch f.num {
-		case 1:
-			if req.Region, ok = d.decodeRegion(f.b); !ok {
-				return false
-			}
-		case 2:
-			if req.Get, ok = d.decodeGet(f.b); !ok {
-				return false
-			}
-		default:
-			return false
-		}
+	region, body, ok := d.splitRegionRequest(b)
+	if !ok {
+		return false
 	}
-	return seen == 1<<1|1<<2
+	req.Region = region
+	req.Get, ok = d.decodeGet(body)
+	return ok
 }
 
 func (d *decodeScratch) decodeMutation(b []byte) (*hbasepb.MutationProto, bool) {
@@ -314,25 +327,11 @@ func (d *decodeScratch) decodeMutation(b []byte) (*hbasepb.MutationProto, bool) 
 // nonce group into req (see the top of the file).
 func (d *decodeScratch) decodeMutateRequest(b []byte, req *hbasepb.MutateRequest) bool {
 	proto.Reset(req)
-	var seen uint32
-	for len(b) > 0 {
-		f, rest, ok := nextField(b)
-		if !ok || !once(&seen, f, protowire.BytesType) {
-			return false
-		}
-		b = rest
-		switch f.num {
-		case 1:
-			if req.Region, ok = d.decodeRegion(f.b); !ok {
-				return false
-			}
-		case 2:
-			if req.Mutation, ok = d.decodeMutation(f.b); !ok {
-				return false
-			}
-		default:
-			return false
-		}
+	region, body, ok := d.splitRegionRequest(b)
+	if !ok {
+		return false
 	}
-	return seen == 1<<1|1<<2
+	req.Region = region
+	req.Mutation, ok = d.decodeMutation(body)
+	return ok
 }
