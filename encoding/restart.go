@@ -1,12 +1,6 @@
 package encoding
 
-import (
-	"sort"
-	"unsafe"
-)
-
-// cellStateSize is the size of one sample's state.
-const cellStateSize = int(unsafe.Sizeof(cellState{}))
+import "sort"
 
 // RestartInterval is the number of cells between two samples of a
 // RestartIndex. A point seek then decodes at most this many cells after a
@@ -32,18 +26,6 @@ type RestartIndex struct {
 	cells []cellState
 	keys  []byte
 	none  bool
-}
-
-// restartOverhead approximates the memory of a RestartIndex beyond its
-// slices' contents.
-const restartOverhead = 64
-
-// MemSize returns the bytes the index holds, for cache accounting.
-func (x *RestartIndex) MemSize() int64 {
-	if x == nil {
-		return 0
-	}
-	return int64(cap(x.cells))*int64(cellStateSize) + int64(cap(x.keys)) + restartOverhead
 }
 
 // Len returns the number of samples.

@@ -248,7 +248,10 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 						j := i % len(keys)
 						sc := s.NewScanner(encoding.SeqNum(seq.Load()))
 						if sc.SeekGE(keys[j]) == nil {
-							panic("not found")
+							// Error, not Fatal: this may run on a RunParallel goroutine.
+							b.Errorf("row %d not found", rows[j])
+							sc.Close()
+							return
 						}
 						sc.Close()
 						benchCell(&c, rows[j], shape, encoding.SeqNum(seq.Add(1)))

@@ -116,7 +116,6 @@ type StoreFileScanner struct {
 	// reseek. Only keys are copied, never values (HBASE-29103).
 	hint    []byte
 	hasHint bool
-	release func()
 	target  []byte
 	target2 []byte
 }
@@ -147,20 +146,12 @@ func (s *StoreFileScanner) Peek() *encoding.KeyValue {
 func (s *StoreFileScanner) Order() int64 { return s.order }
 
 // Close releases the scanner, and with it the cells it returned (their
-// blocks may be pooled memory the next read reuses), and runs the release
-// callback, if any.
+// blocks may be pooled memory the next read reuses). The store keeps the
+// file referenced until its readers' scanners are closed.
 func (s *StoreFileScanner) Close() {
 	s.it.Close()
 	s.valid = false
-	if s.release != nil {
-		s.release()
-		s.release = nil
-	}
 }
-
-// SetRelease sets a callback run once on Close; a store uses it to keep a
-// compacted-away file open until its last scanner is done.
-func (s *StoreFileScanner) SetRelease(fn func()) { s.release = fn }
 
 // settle loads the iterator's cell and skips cells newer than the read point.
 func (s *StoreFileScanner) settle(ok bool, err error) error {
