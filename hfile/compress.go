@@ -19,9 +19,9 @@ import (
 )
 
 // Compression is HBase's Compression.Algorithm: the codec applied to every
-// block payload of a file (never to the 33-byte block header). The values are
-// the ordinals HBase stores in the trailer's compression_codec field; they
-// are part of the on-disk format and must not change.
+// block payload of a file (never to the 33-byte block header). The zero value
+// is NONE. The trailer's compression_codec field stores HBase's ordinal of the
+// algorithm instead (where 0 is LZO): Ordinal and CompressionOfOrdinal convert.
 //
 // Only NONE, GZ, SNAPPY and ZSTD are implemented; the others parse and print
 // but Compress and Decompress return ErrUnsupportedCompression for them.
@@ -59,11 +59,12 @@ import (
 // per group; a rawLen of 0 marks the end of the stream.
 type Compression uint32
 
-// HBase's Compression.Algorithm ordinals, as stored in the trailer.
+// The algorithms. Their values are HBase's ordinals but for NONE and LZO,
+// swapped so that the zero value is NONE.
 const (
-	CompressionLZO    Compression = 0
+	CompressionNone   Compression = 0
 	CompressionGZ     Compression = 1
-	CompressionNone   Compression = 2
+	CompressionLZO    Compression = 2
 	CompressionSnappy Compression = 3
 	CompressionLZ4    Compression = 4
 	CompressionBzip2  Compression = 5
@@ -72,8 +73,31 @@ const (
 	CompressionBrotli Compression = 8
 )
 
-// compressionNames are HBase's configuration names, indexed by ordinal.
-var compressionNames = [...]string{"lzo", "gz", "none", "snappy", "lz4", "bzip2", "zstd", "lzma", "brotli"}
+// compressionNames are HBase's configuration names, indexed by value.
+var compressionNames = [...]string{"none", "gz", "lzo", "snappy", "lz4", "bzip2", "zstd", "lzma", "brotli"}
+
+// Ordinal returns HBase's Compression.Algorithm ordinal of c, as the trailer
+// stores it.
+func (c Compression) Ordinal() uint32 {
+	switch c {
+	case CompressionNone:
+		return 2
+	case CompressionLZO:
+		return 0
+	}
+	return uint32(c)
+}
+
+// CompressionOfOrdinal returns the Compression whose HBase ordinal is o.
+func CompressionOfOrdinal(o uint32) Compression {
+	switch o {
+	case 2:
+		return CompressionNone
+	case 0:
+		return CompressionLZO
+	}
+	return Compression(o)
+}
 
 // ErrUnsupportedCompression is returned (wrapped) when a file or a caller asks
 // for an algorithm this package does not implement. It is not corruption: the

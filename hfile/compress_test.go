@@ -67,7 +67,7 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 
 func TestCompressionNames(t *testing.T) {
 	for i, name := range []string{"lzo", "gz", "none", "snappy", "lz4", "bzip2", "zstd", "lzma", "brotli"} {
-		c := Compression(i)
+		c := CompressionOfOrdinal(uint32(i))
 		if got := c.String(); got != name {
 			t.Errorf("Compression(%d).String() = %q, want %q", i, got, name)
 		}
@@ -79,9 +79,16 @@ func TestCompressionNames(t *testing.T) {
 	}
 	// The trailer stores these ordinals; pin the ones we implement.
 	for c, want := range map[Compression]uint32{CompressionGZ: 1, CompressionNone: 2, CompressionSnappy: 3, CompressionZstd: 6} {
-		if uint32(c) != want {
-			t.Errorf("%s = %d, want %d", c, uint32(c), want)
+		if c.Ordinal() != want {
+			t.Errorf("%s = %d, want %d", c, c.Ordinal(), want)
 		}
+		if got := CompressionOfOrdinal(want); got != c {
+			t.Errorf("CompressionOfOrdinal(%d) = %s, want %s", want, got, c)
+		}
+	}
+	var zero Compression
+	if zero != CompressionNone {
+		t.Errorf("zero Compression is %s, want none", zero)
 	}
 	if _, err := ParseCompression("gzip2"); err == nil {
 		t.Error("ParseCompression(gzip2) succeeded")

@@ -42,6 +42,9 @@ type ReaderOptions struct {
 	FileID uint64
 	// InMemory marks this file's blocks as in-memory priority in the cache.
 	InMemory bool
+	// Logger receives warnings (a bloom filter ignored as unreadable);
+	// slog.Default() if nil.
+	Logger *slog.Logger
 }
 
 // Reader reads an HFile. It is safe for concurrent use; each Iterator is
@@ -218,7 +221,7 @@ func (r *Reader) open() error {
 			if errors.Is(err, ErrUnsupportedBloom) {
 				// A valid filter we cannot evaluate (another hash, a newer
 				// filter format): read the file without it.
-				slog.Warn("hfile: ignoring bloom filter", "file", r.name, "offset", b.Offset, "err", err)
+				r.logger().Warn("hfile: ignoring bloom filter", "file", r.name, "offset", b.Offset, "err", err)
 				continue
 			}
 			if err != nil {
@@ -671,4 +674,11 @@ func (r *Reader) MayContainDeleteFamily(row []byte) (bool, error) {
 		return true, nil
 	}
 	return r.dfBloom.MayContain(row, r.loadBloomChunk)
+}
+
+func (r *Reader) logger() *slog.Logger {
+	if r.opts.Logger != nil {
+		return r.opts.Logger
+	}
+	return slog.Default()
 }

@@ -60,7 +60,7 @@ func (t *Trailer) encode() []byte {
 	}
 	pb = protowire.AppendTag(pb, 11, protowire.BytesType)
 	pb = protowire.AppendString(pb, t.ComparatorClassName)
-	u(12, uint64(t.CompressionCodec))
+	u(12, uint64(t.CompressionCodec.Ordinal()))
 	if t.EncryptionKey != nil {
 		pb = protowire.AppendTag(pb, 13, protowire.BytesType)
 		pb = protowire.AppendBytes(pb, t.EncryptionKey)
@@ -140,7 +140,7 @@ func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 		case 11:
 			t.ComparatorClassName = string(bs)
 		case 12:
-			t.CompressionCodec = Compression(x)
+			t.CompressionCodec = CompressionOfOrdinal(uint32(x))
 		case 13:
 			t.EncryptionKey = append([]byte(nil), bs...)
 		}

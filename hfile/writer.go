@@ -74,9 +74,6 @@ func (o *WriterOptions) withDefaults() WriterOptions {
 	if r.BlockSize <= 0 {
 		r.BlockSize = DefaultBlockSize
 	}
-	if r.Compression == CompressionLZO {
-		r.Compression = CompressionNone
-	}
 	if r.ChecksumType == ChecksumNull {
 		r.ChecksumType = ChecksumCRC32C
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -125,10 +124,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // It also returns how many of the cells a minor compaction wrote are
 // versions beyond VERSIONS of their column (not counting deletes), which
 // a major compaction would drop.
+//
+// REQUIRES: s.compactMu is held, and was when files were listed.
 func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, bytesPerSec int64) (*StoreFile, uint64, error) {
-	s.compactMu.Lock()
-	defer s.compactMu.Unlock()
-	// The inputs must all still be live (another compaction may have taken them).
+	// The inputs must all still be live: only a compaction removes files,
+	// and the caller has held compactMu since it listed them.
 	s.mu.RLock()
 	live := map[*StoreFile]bool{}
 	for _, f := range s.files {
@@ -138,7 +138,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	var maxSeq encoding.SeqNum
 	for _, f := range files {
 		if !live[f] {
-			return nil, 0, nil
+			return nil, 0, errors.AssertionFailedf("region: compaction input %s is no longer live", f.Path)
 		}
 		f.acquire()
 		defer f.release()
@@ -177,7 +177,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		// Open scanners keep reading through their reference (an unlinked
 		// file stays readable while open).
 		if err := s.fs.Remove(f.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			slog.Warn("region: removing compacted file", "file", f.Path, "err", err)
+			s.log.Warn("region: removing compacted file", "file", f.Path, "err", err)
 		}
 		f.release()
 	}
@@ -212,7 +212,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	}
 	w, err := hfile.NewWriter(&countingWriter{w: bw, t: &throttle{bytesPerSec: bytesPerSec, start: time.Now()}, ctx: ctx}, hfile.WriterOptions{
 		BlockSize: s.opts.BlockSize, Encoding: s.opts.Encoding, Compression: s.opts.Compression,
-		BloomType: s.opts.Bloom, Comparer: s.cmp, IncludesTags: tags,
+		BloomType: s.opts.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
 		return 0, 0, err
@@ -355,7 +355,7 @@ func (s *Store) removeCompactedInputs() error {
 	kept := s.files[:0]
 	for _, f := range s.files {
 		if gone[filepath.Base(f.Path)] {
-			slog.Info("region: removing a compacted file left by a crash", "file", f.Path)
+			s.log.Info("region: removing a compacted file left by a crash", "file", f.Path)
 			if err := s.fs.Remove(f.Path); err != nil {
 				return errors.Wrap(err, "region: removing compacted file")
 			}
@@ -370,21 +370,58 @@ func (s *Store) removeCompactedInputs() error {
 
 // Compact compacts every store: all its files with major, else the files
 // the exploring policy picks (possibly none; a pick of every file is a
-// major compaction).
+// major compaction). It waits for a compaction running in the background;
+// CompactStores says what it did.
 func (r *Region) Compact(major bool) error {
-	if r.closed.Load() {
-		return ErrClosed
-	}
-	var errs error
-	for _, s := range r.stores {
-		if err := r.compactStore(s, major); err != nil {
-			errs = errors.CombineErrors(errs, err)
-		}
-	}
-	return errs
+	_, err := r.CompactStores(major)
+	return err
 }
 
-func (r *Region) compactStore(s *Store, major bool) error {
+// CompactionResult says what the compaction of one store did.
+type CompactionResult struct {
+	Family string
+	// Major is set when the compaction took every file of the store (a
+	// minor pick of every file is one).
+	Major bool
+	// InputFiles and InputBytes are the files compacted; OutputBytes is the
+	// size of the file written (0 when nothing survived, e.g. every cell
+	// deleted or expired).
+	InputFiles  int
+	InputBytes  int64
+	OutputBytes int64
+	Took        time.Duration
+}
+
+// CompactStores is Compact returning what it did: one result for each store
+// it compacted, none when no store needed it (with major: no store has
+// more than one file, or deletes or TTL to apply). A compaction running in
+// the background when it is called is waited for, then the store's files as
+// they are after it are compacted, so that CompactStores(true) leaves each
+// store one major-compacted file (or none).
+func (r *Region) CompactStores(major bool) ([]CompactionResult, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	var errs error
+	var done []CompactionResult
+	for _, s := range r.stores {
+		res, ok, err := r.compactStore(s, major)
+		if err != nil {
+			errs = errors.CombineErrors(errs, err)
+		} else if ok {
+			done = append(done, res)
+		}
+	}
+	return done, errs
+}
+
+// compactStore compacts s (every file with major, else what the exploring
+// policy picks) and reports whether there was anything to compact.
+func (r *Region) compactStore(s *Store, major bool) (CompactionResult, bool, error) {
+	// Listing the files under compactMu makes them the inputs: no other
+	// compaction can take them in between.
+	s.compactMu.Lock()
+	defer s.compactMu.Unlock()
 	files := s.Files()
 	if !major {
 		sizes := make([]int64, len(files))
@@ -404,13 +441,18 @@ func (r *Region) compactStore(s *Store, major bool) error {
 		files = files[start:end]
 	}
 	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.opts.TTL == 0 && !hasDeletes(files[0])) {
-		return nil
+		return CompactionResult{}, false, nil
+	}
+	res := CompactionResult{Family: s.opts.Name, Major: major, InputFiles: len(files)}
+	for _, f := range files {
+		res.InputBytes += f.Size()
 	}
 	start := time.Now()
 	out, surplus, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), r.opts.CompactionThroughput)
 	if err != nil {
-		return errors.Wrapf(err, "region %s", r.dir)
+		return res, false, errors.Wrapf(err, "region %s", r.dir)
 	}
+	res.Took = time.Since(start)
 	r.stats.compactions.Add(1)
 	if major {
 		r.stats.majorCompactions.Add(1)
@@ -422,13 +464,12 @@ func (r *Region) compactStore(s *Store, major bool) error {
 		s.majorWanted.Store(true)
 		r.requestCompaction()
 	}
-	var outSize int64
 	if out != nil {
-		outSize = out.Size()
+		res.OutputBytes = out.Size()
 	}
-	slog.Info("region: compacted", "region", r.dir, "family", s.opts.Name, "major", major, "files", len(files),
-		"outputBytes", outSize, "took", time.Since(start))
-	return nil
+	r.log.Info("region: compacted", "region", r.dir, "family", s.opts.Name, "major", major, "files", len(files),
+		"inputBytes", res.InputBytes, "outputBytes", res.OutputBytes, "took", res.Took)
+	return res, true, nil
 }
 
 // hasDeletes reports whether a file may hold delete markers.
@@ -469,8 +510,8 @@ func (r *Region) compactor() {
 			if !major && len(s.Files()) < r.opts.CompactionMin {
 				continue
 			}
-			if err := r.compactStore(s, major); err != nil && !r.closed.Load() {
-				slog.Error("region: compaction failed", "region", r.dir, "family", s.opts.Name, "err", err)
+			if _, _, err := r.compactStore(s, major); err != nil && !r.closed.Load() {
+				r.log.Error("region: compaction failed", "region", r.dir, "family", s.opts.Name, "err", err)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package region
 
 import (
-	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -45,7 +44,7 @@ func (r *Region) flusher() {
 			continue
 		}
 		if err := r.Flush(); err != nil && !r.closed.Load() {
-			slog.Error("region: flush failed; will retry", "region", r.dir, "err", err)
+			r.log.Error("region: flush failed; will retry", "region", r.dir, "err", err)
 			select {
 			case <-r.stop:
 				return
@@ -135,7 +134,7 @@ func (r *Region) flush() (retried bool, _ error) {
 		r.requestCompaction()
 		r.stats.flushes.Add(1)
 		r.stats.flushedBytes.Add(flushed)
-		slog.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
+		r.log.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
 	}
 	return retried, nil
 }

@@ -1,6 +1,7 @@
 package region
 
 import (
+	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -13,8 +14,97 @@ import (
 	"github.com/regionkv/regionkv/wal"
 )
 
+// Compression is a family's COMPRESSION: the codec applied to every block
+// of its store files. The zero value is NONE, HBase's default. NONE, GZ,
+// SNAPPY and ZSTD are implemented; the others (LZO, LZ4, ...) are refused
+// when a family asks for them.
+type Compression = hfile.Compression
+
+// Compressions a family may use.
+const (
+	CompressionNone   = hfile.CompressionNone
+	CompressionGZ     = hfile.CompressionGZ
+	CompressionSnappy = hfile.CompressionSnappy
+	CompressionZstd   = hfile.CompressionZstd
+)
+
+// ParseCompression maps an HBase compression name ("SNAPPY", "gz", ...; case
+// is ignored) to a Compression.
+func ParseCompression(name string) (Compression, error) { return hfile.ParseCompression(name) }
+
+// DataBlockEncoding is a family's DATA_BLOCK_ENCODING: how cells are laid out
+// inside a data block. The zero value is NONE, HBase's default.
+type DataBlockEncoding = encoding.DataBlockEncoding
+
+// Data block encodings a family may use.
+const (
+	EncodingNone       = encoding.EncodingNone
+	EncodingPrefix     = encoding.EncodingPrefix
+	EncodingFastDiff   = encoding.EncodingFastDiff
+	EncodingRowIndexV1 = encoding.EncodingRowIndexV1
+)
+
+// ParseDataBlockEncoding maps an HBase encoding name ("FAST_DIFF", ...) to a
+// DataBlockEncoding.
+func ParseDataBlockEncoding(name string) (DataBlockEncoding, error) {
+	return encoding.ParseDataBlockEncoding(name)
+}
+
+// BloomFilter is a family's BLOOMFILTER: which bloom filter its store files
+// carry, so that a point read skips files that cannot hold its row (ROW) or
+// its row and column (ROWCOL). The zero value is ROW, HBase's default.
+type BloomFilter uint8
+
+// Bloom filters a family may use.
+const (
+	BloomFilterRow BloomFilter = iota
+	BloomFilterNone
+	BloomFilterRowCol
+)
+
+var bloomFilterNames = [...]string{BloomFilterRow: "ROW", BloomFilterNone: "NONE", BloomFilterRowCol: "ROWCOL"}
+
+// String returns HBase's name: "ROW", "NONE" or "ROWCOL".
+func (b BloomFilter) String() string {
+	if int(b) < len(bloomFilterNames) {
+		return bloomFilterNames[b]
+	}
+	return "BloomFilter(" + strconv.Itoa(int(b)) + ")"
+}
+
+// ParseBloomFilter maps HBase's bloom filter name, in any case, to a
+// BloomFilter.
+func ParseBloomFilter(name string) (BloomFilter, error) {
+	for i, n := range bloomFilterNames {
+		if strings.EqualFold(name, n) {
+			return BloomFilter(i), nil
+		}
+	}
+	return 0, invalidArgf("region: unknown bloom filter %q", name)
+}
+
+func (b BloomFilter) hfileType() hfile.BloomType {
+	switch b {
+	case BloomFilterNone:
+		return hfile.BloomNone
+	case BloomFilterRowCol:
+		return hfile.BloomRowCol
+	}
+	return hfile.BloomRow
+}
+
+func bloomFilterOf(t hfile.BloomType) BloomFilter {
+	switch t {
+	case hfile.BloomNone:
+		return BloomFilterNone
+	case hfile.BloomRowCol:
+		return BloomFilterRowCol
+	}
+	return BloomFilterRow
+}
+
 // FamilyOptions are a column family's attributes, as HBase's
-// ColumnFamilyDescriptor. Zero values mean HBase's defaults.
+// ColumnFamilyDescriptor. Every zero value means HBase's default.
 type FamilyOptions struct {
 	Name string
 	// MaxVersions is VERSIONS (default 1).
@@ -22,32 +112,39 @@ type FamilyOptions struct {
 	// TTL is the family's time to live; 0 means forever.
 	TTL time.Duration
 	// Encoding is DATA_BLOCK_ENCODING (default NONE).
-	Encoding encoding.DataBlockEncoding
+	Encoding DataBlockEncoding
 	// Compression is COMPRESSION (default NONE).
-	Compression hfile.Compression
-	// Bloom is BLOOMFILTER; HBase's default is ROW. Set NoBloom to disable.
-	Bloom   hfile.BloomType
-	NoBloom bool
+	Compression Compression
+	// BloomFilter is BLOOMFILTER (default ROW).
+	BloomFilter BloomFilter
 	// BlockSize is BLOCKSIZE (default hfile.DefaultBlockSize, 4 KiB, where
 	// HBase's is 64 KiB: see there why).
 	BlockSize int
 	// InMemory gives the family's blocks in-memory priority in the cache.
 	InMemory bool
+
+	// Bloom and NoBloom are the old spelling of BloomFilter, whose zero
+	// value could not mean ROW. When either is set it decides.
+	//
+	// Deprecated: use BloomFilter.
+	Bloom   hfile.BloomType
+	NoBloom bool
 }
 
+// withDefaults resolves zero values and the deprecated fields; the result
+// has BloomFilter decided and Bloom / NoBloom agreeing with it, so that
+// callers reading either spelling see the same.
 func (f FamilyOptions) withDefaults() FamilyOptions {
 	if f.MaxVersions <= 0 {
 		f.MaxVersions = 1
 	}
-	if f.Compression == hfile.CompressionLZO {
-		f.Compression = hfile.CompressionNone
+	switch {
+	case f.NoBloom:
+		f.BloomFilter = BloomFilterNone
+	case f.Bloom != hfile.BloomNone:
+		f.BloomFilter = bloomFilterOf(f.Bloom)
 	}
-	if f.Bloom == hfile.BloomNone && !f.NoBloom {
-		f.Bloom = hfile.BloomRow
-	}
-	if f.NoBloom {
-		f.Bloom = hfile.BloomNone
-	}
+	f.Bloom, f.NoBloom = f.BloomFilter.hfileType(), f.BloomFilter == BloomFilterNone
 	if f.BlockSize <= 0 {
 		f.BlockSize = hfile.DefaultBlockSize
 	}
@@ -56,16 +153,19 @@ func (f FamilyOptions) withDefaults() FamilyOptions {
 
 func (f FamilyOptions) validate() error {
 	if f.Name == "" || len(f.Name) > encoding.MaxFamilyLen {
-		return errors.Newf("region: family name %q must be 1..%d bytes", f.Name, encoding.MaxFamilyLen)
+		return invalidArgf("region: family name %q must be 1..%d bytes", f.Name, encoding.MaxFamilyLen)
 	}
 	if strings.ContainsAny(f.Name, "/:\x00") || f.Name == "." || f.Name == ".." || strings.HasPrefix(f.Name, ".") {
-		return errors.Newf("region: illegal family name %q", f.Name)
+		return invalidArgf("region: illegal family name %q", f.Name)
 	}
 	if err := f.Compression.Supported(); err != nil {
-		return err
+		return errors.Mark(errors.Wrapf(err, "region: family %q", f.Name), ErrInvalidArgument)
 	}
 	if _, err := encoding.NewBlockEncoder(f.Encoding, encoding.BlockFormat{}); err != nil {
-		return err
+		return errors.Mark(errors.Wrapf(err, "region: family %q", f.Name), ErrInvalidArgument)
+	}
+	if f.BloomFilter > BloomFilterRowCol {
+		return invalidArgf("region: family %q: unknown bloom filter %d", f.Name, f.BloomFilter)
 	}
 	return nil
 }
@@ -86,7 +186,9 @@ type Options struct {
 	// Families are created if new and must include every existing family.
 	// On reopen they may be left empty to use the stored descriptor.
 	Families []FamilyOptions
-	// Comparer orders rows: encoding.MetaComparer for hbase:meta.
+	// Meta orders rows as hbase:meta's (encoding.MetaComparer: by table,
+	// then start key, then region id) instead of bytewise. It is fixed when
+	// the region is created.
 	Meta bool
 	// FlushSize triggers a flush when the memstores pass it.
 	FlushSize int64
@@ -116,16 +218,32 @@ type Options struct {
 	CompactionThroughput  int64
 	// DisableAutoCompaction leaves compaction to explicit Compact calls.
 	DisableAutoCompaction bool
-	// BlockCache, if set, caches store file blocks.
+	// Cache is the block cache the region's store files read through. One
+	// Cache may serve many regions; its creator closes it after the last of
+	// them. If nil, the region makes a cache of CacheSize bytes of its own
+	// and closes it with the region; with CacheSize 0 too, blocks are not
+	// cached (every read of a data block reads the file).
+	Cache     *Cache
+	CacheSize int64
+	// BlockCache is any hfile.Cache, for callers that build their own.
+	//
+	// Deprecated: use Cache, whose counters Stats reports.
 	BlockCache hfile.Cache
+	// BloomErrorRate is io.storefile.bloom.error.rate: the false positive
+	// rate of the bloom filters new store files get (default 0.01).
+	BloomErrorRate float64
+	// Logger receives the region's log lines (flushes and compactions at
+	// Debug and Info, trouble at Warn and Error); slog.Default() if nil.
+	Logger *slog.Logger
 	// Now returns the current time (for timestamps and TTL); time.Now if nil.
 	Now func() time.Time
-	// FS is the filesystem every file of the region (store files, their
+
+	// fs is the filesystem every file of the region (store files, their
 	// temporary files, .regioninfo, the WAL) is read and written through;
 	// vfs.Default if nil. Tests substitute internal/vfs/errorfs to inject
 	// faults. The directory lock (<dir>/.lock) is always taken on the
 	// operating system's filesystem.
-	FS vfs.FS
+	fs vfs.FS
 }
 
 // SetConfig applies HBase configuration properties by name, as
@@ -215,7 +333,7 @@ func (o *Options) SetConfig(key, value string) error {
 		}
 		o.Durability = d
 	default:
-		return errors.Newf("region: unknown property %q", key)
+		return invalidArgf("region: unknown property %q", key)
 	}
 	return nil
 }
@@ -239,8 +357,14 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if o.fs == nil {
+		o.fs = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.BloomErrorRate <= 0 || o.BloomErrorRate >= 1 {
+		o.BloomErrorRate = hfile.DefaultBloomErrorRate
 	}
 	if o.Table == "" {
 		o.Table = "default"

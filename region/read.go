@@ -46,7 +46,7 @@ var getters = sync.Pool{New: func() any { return &getter{} }}
 
 func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if len(g.Row) == 0 || len(g.Row) > encoding.MaxRowLen {
-		return nil, errors.Newf("region: row length %d must be 1..%d", len(g.Row), encoding.MaxRowLen)
+		return nil, invalidArgf("region: row length %d must be 1..%d", len(g.Row), encoding.MaxRowLen)
 	}
 	res.reset()
 	gt := getters.Get().(*getter)

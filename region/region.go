@@ -9,9 +9,11 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/mvcc"
 	"github.com/regionkv/regionkv/wal"
@@ -19,19 +21,20 @@ import (
 
 // Region is HBase's HRegion: one key range of a table, with one Store per
 // column family, a write-ahead log and MVCC. It is the embedded API: every
-// method is safe for concurrent use.
-//
-// On disk a region is a directory:
-//
-//	<dir>/.regioninfo        the families and their options (JSON)
-//	<dir>/<family>/*.hfile   published store files (HFile v3)
-//	<dir>/.tmp/              flushes in progress; emptied on open
-//	<dir>/wal/               write-ahead log segments
+// method is safe for concurrent use. The package documentation is its
+// manual.
 type Region struct {
 	dir  string
 	opts Options
 	fs   vfs.FS
 	cmp  *encoding.Comparer
+	log  *slog.Logger
+
+	// cache is what the store files read through: opts.Cache, a cache of
+	// the region's own (ownCache, closed with it), or the deprecated
+	// opts.BlockCache; nil for none.
+	cache    hfile.Cache
+	ownCache *Cache
 
 	stores   []*Store // sorted by family name
 	byFamily map[string]*Store
@@ -82,18 +85,22 @@ type stats struct {
 
 // Stats are the region's counters and sizes.
 type Stats struct {
-	MemStoreSize     int64
+	MemStoreSize     int64 // bytes in the memstores, snapshots being flushed included
 	StoreFiles       int
 	StoreFileSize    int64
 	Flushes          int64
-	Compactions      int64
+	Compactions      int64 // minor and major
 	MajorCompactions int64
 	FlushedBytes     int64
-	BlockedWrites    int64
+	BlockedWrites    int64 // writes that waited for a flush (memstore over the blocking limit)
 	Puts, Deletes    int64
 	Gets             int64
 	ReadPoint        uint64
 	WAL              wal.Metrics
+	// BlockCache are the counters of the cache the region reads through
+	// (zero without one). A Cache shared by several regions counts for all
+	// of them.
+	BlockCache CacheStats
 }
 
 // ErrClosed is returned by operations on a closed region.
@@ -109,17 +116,47 @@ var ErrNoSuchFamily = errors.New("region: no such column family")
 
 const descriptorFile = ".regioninfo"
 
+// descriptor is what .regioninfo holds, as JSON.
 type descriptor struct {
-	Table    string          `json:"table"`
-	Families []FamilyOptions `json:"families"`
-	Meta     bool            `json:"meta,omitempty"`
+	Table    string         `json:"table"`
+	Families []familyRecord `json:"families"`
+	Meta     bool           `json:"meta,omitempty"`
+}
+
+// familyRecord is a family's options as .regioninfo stores them. Its keys
+// and numbers are those of the first format (the Go field names of
+// FamilyOptions then, codes as HBase numbers them), so that FamilyOptions
+// can change without changing the file: Compression is HBase's ordinal,
+// Bloom HBase's BloomType ordinal with NoBloom set for NONE.
+type familyRecord struct {
+	Name        string
+	MaxVersions int
+	TTL         time.Duration
+	Encoding    encoding.DataBlockEncoding
+	Compression uint32
+	Bloom       uint8
+	NoBloom     bool
+	BlockSize   int
+	InMemory    bool
+}
+
+func recordOf(f FamilyOptions) familyRecord {
+	return familyRecord{Name: f.Name, MaxVersions: f.MaxVersions, TTL: f.TTL, Encoding: f.Encoding,
+		Compression: f.Compression.Ordinal(), Bloom: uint8(f.BloomFilter.hfileType()),
+		NoBloom: f.BloomFilter == BloomFilterNone, BlockSize: f.BlockSize, InMemory: f.InMemory}
+}
+
+func (rec familyRecord) options() FamilyOptions {
+	return FamilyOptions{Name: rec.Name, MaxVersions: rec.MaxVersions, TTL: rec.TTL, Encoding: rec.Encoding,
+		Compression: hfile.CompressionOfOrdinal(rec.Compression), Bloom: hfile.BloomType(rec.Bloom),
+		NoBloom: rec.NoBloom, BlockSize: rec.BlockSize, InMemory: rec.InMemory}.withDefaults()
 }
 
 // Open opens (or creates) the region in dir: it loads the store files,
 // replays the WAL above what they hold, and starts accepting writes.
 func Open(dir string, o Options) (*Region, error) {
 	opts := o.withDefaults()
-	fs := opts.FS
+	fs := opts.fs
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "region: open")
 	}
@@ -127,20 +164,20 @@ func Open(dir string, o Options) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	desc, err := loadDescriptor(fs, dir, opts)
+	families, meta, err := loadDescriptor(fs, dir, opts)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	r := &Region{
-		dir: dir, opts: opts, fs: fs, cmp: encoding.InnerStoreComparer,
+		dir: dir, opts: opts, fs: fs, cmp: encoding.InnerStoreComparer, log: opts.Logger,
 		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
 		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
 		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
 		compactReq: make(chan struct{}, 1), compactDone: make(chan struct{}),
 	}
 	r.bgCtx, r.bgCancel = context.WithCancel(context.Background())
-	if desc.Meta {
+	if meta {
 		r.cmp = encoding.MetaComparer
 	}
 	tmp := filepath.Join(dir, ".tmp")
@@ -152,10 +189,24 @@ func Open(dir string, o Options) (*Region, error) {
 		lock.Close()
 		return nil, errors.Wrap(err, "region: open")
 	}
-	for _, f := range desc.Families {
-		s, err := openStore(fs, filepath.Join(dir, f.Name), f, r.cmp, opts.BlockCache)
+	switch {
+	case opts.Cache != nil:
+		r.cache = opts.Cache.hfileCache()
+	case opts.BlockCache != nil:
+		r.cache = opts.BlockCache
+	case opts.CacheSize > 0:
+		if r.ownCache, err = NewCache(opts.CacheSize); err != nil {
+			lock.Close()
+			return nil, errors.Wrap(err, "region: block cache")
+		}
+		r.cache = r.ownCache.hfileCache()
+	}
+	env := storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate}
+	for _, f := range families {
+		s, err := openStore(env, filepath.Join(dir, f.Name), f)
 		if err != nil {
 			r.closeStores()
+			r.closeOwnCache()
 			lock.Close()
 			return nil, err
 		}
@@ -164,6 +215,7 @@ func Open(dir string, o Options) (*Region, error) {
 	}
 	if err := r.recover(); err != nil {
 		r.closeStores()
+		r.closeOwnCache()
 		lock.Close()
 		return nil, err
 	}
@@ -175,60 +227,70 @@ func Open(dir string, o Options) (*Region, error) {
 	return r, nil
 }
 
-func loadDescriptor(fs vfs.FS, dir string, opts Options) (*descriptor, error) {
+// loadDescriptor reconciles the families of opts with those .regioninfo
+// holds, writes the result back, and returns the families (sorted by name)
+// and whether the region is hbase:meta's.
+func loadDescriptor(fs vfs.FS, dir string, opts Options) ([]FamilyOptions, bool, error) {
 	path := filepath.Join(dir, descriptorFile)
 	var stored *descriptor
 	if b, err := vfs.ReadFile(fs, path); err == nil {
 		stored = &descriptor{}
 		if err := json.Unmarshal(b, stored); err != nil {
-			return nil, errors.Wrapf(err, "region: reading %s", path)
+			return nil, false, errors.Mark(errors.Wrapf(err, "region: reading %s", path), ErrCorruption)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, errors.Wrap(err, "region: open")
+		return nil, false, errors.Wrap(err, "region: open")
 	}
-	desc := &descriptor{Table: opts.Table, Meta: opts.Meta}
+	meta := opts.Meta
+	var fams []FamilyOptions
 	for _, f := range opts.Families {
 		f = f.withDefaults()
 		if err := f.validate(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		desc.Families = append(desc.Families, f)
+		fams = append(fams, f)
 	}
 	if stored != nil {
-		if len(desc.Families) == 0 {
-			desc.Families = stored.Families
+		if len(fams) == 0 {
+			for _, rec := range stored.Families {
+				fams = append(fams, rec.options())
+			}
 		} else {
 			// Every stored family must still be there: dropping one would
 			// orphan its files.
 			have := map[string]bool{}
-			for _, f := range desc.Families {
+			for _, f := range fams {
 				have[f.Name] = true
 			}
 			for _, f := range stored.Families {
 				if !have[f.Name] {
-					return nil, errors.Newf("region: family %q exists in %s but is not in the options", f.Name, dir)
+					return nil, false, invalidArgf("region: family %q exists in %s but is not in the options", f.Name, dir)
 				}
 			}
 		}
-		desc.Meta = stored.Meta
+		meta = stored.Meta
 	}
-	if len(desc.Families) == 0 {
-		return nil, errors.Newf("region: no column families for new region %s", dir)
+	if len(fams) == 0 {
+		return nil, false, invalidArgf("region: no column families for new region %s", dir)
 	}
-	sort.Slice(desc.Families, func(i, j int) bool { return desc.Families[i].Name < desc.Families[j].Name })
-	for i := 1; i < len(desc.Families); i++ {
-		if desc.Families[i].Name == desc.Families[i-1].Name {
-			return nil, errors.Newf("region: duplicate family %q", desc.Families[i].Name)
+	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
+	for i := 1; i < len(fams); i++ {
+		if fams[i].Name == fams[i-1].Name {
+			return nil, false, invalidArgf("region: duplicate family %q", fams[i].Name)
 		}
+	}
+	desc := descriptor{Table: opts.Table, Meta: meta}
+	for _, f := range fams {
+		desc.Families = append(desc.Families, recordOf(f))
 	}
 	b, err := json.MarshalIndent(desc, "", "  ")
 	if err != nil {
-		return nil, errors.Wrap(err, "region: descriptor")
+		return nil, false, errors.Wrap(err, "region: descriptor")
 	}
 	if err := vfs.WriteFileAtomic(fs, path, b); err != nil {
-		return nil, errors.Wrap(err, "region: writing descriptor")
+		return nil, false, errors.Wrap(err, "region: writing descriptor")
 	}
-	return desc, nil
+	return fams, meta, nil
 }
 
 // recover replays the WAL into the memstores and opens the WAL for writing.
@@ -262,11 +324,11 @@ func (r *Region) recover() error {
 			return errors.Wrapf(err, "region %s: replaying the WAL", r.dir)
 		}
 		if stats.TornTail {
-			slog.Warn("region: WAL ended in a torn record (a crash mid-write); it was dropped",
+			r.log.Warn("region: WAL ended in a torn record (a crash mid-write); it was dropped",
 				"region", r.dir, "segment", stats.TornSegment, "offset", stats.TornOffset, "droppedBytes", stats.DroppedBytes)
 		}
 		if stats.Applied > 0 {
-			slog.Info("region: replayed WAL", "region", r.dir, "entries", stats.Applied, "cells", stats.Cells, "maxSeq", stats.MaxSeq)
+			r.log.Info("region: replayed WAL", "region", r.dir, "entries", stats.Applied, "cells", stats.Cells, "maxSeq", stats.MaxSeq)
 		}
 	}
 	r.mvcc = mvcc.New(uint64(maxSeq))
@@ -279,7 +341,7 @@ func (r *Region) recover() error {
 }
 
 func (r *Region) walOptions() wal.Options {
-	return wal.Options{FS: r.fs, RollSize: r.opts.WALRollSize}
+	return wal.Options{FS: r.fs, RollSize: r.opts.WALRollSize, Logger: r.log}
 }
 
 // ErrWALFailed is in the chain of the error of a write refused because the
@@ -336,7 +398,7 @@ func (r *Region) resetWAL() error {
 		return &walFailedError{errors.Wrapf(err, "region %s: writes refused until the WAL can be reset", r.dir)}
 	}
 	r.walBroken.Store(false)
-	slog.Warn("region: WAL reset after a failure; writes resume", "region", r.dir, "cause", cause.Error())
+	r.log.Warn("region: WAL reset after a failure; writes resume", "region", r.dir, "cause", cause.Error())
 	return nil
 }
 
@@ -384,6 +446,9 @@ func (r *Region) Stats() Stats {
 			st.StoreFileSize += f.Reader.Size()
 		}
 	}
+	if c, ok := r.cache.(statser); ok {
+		st.BlockCache = c.Stats()
+	}
 	return st
 }
 
@@ -412,10 +477,18 @@ func (r *Region) Close() error {
 			werr = cerr
 		}
 		r.closeStores()
+		r.closeOwnCache()
 		r.lock.Close()
 		err = errors.CombineErrors(ferr, werr)
 	})
 	return err
+}
+
+// closeOwnCache closes the cache the region made itself, after its stores.
+func (r *Region) closeOwnCache() {
+	if r.ownCache != nil {
+		r.ownCache.Close()
+	}
 }
 
 func (r *Region) closeStores() {

@@ -89,7 +89,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		return nil, ErrClosed
 	}
 	if s.Filter != nil && s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
-		return nil, errors.New("region: a filter that needs whole rows cannot be combined with batch or partial results")
+		return nil, invalidArgf("region: a filter that needs whole rows cannot be combined with batch or partial results")
 	}
 	st := scanStates.Get().(*scanState)
 	var err error

@@ -73,6 +73,9 @@ type Store struct {
 	cmp   *encoding.Comparer
 	mem   *memstore.MemStore
 	cache hfile.Cache
+	log   *slog.Logger
+	// bloomErrorRate is io.storefile.bloom.error.rate for new files.
+	bloomErrorRate float64
 
 	// mu guards files and makes (memstore segments, files) one consistent
 	// view for readers: a flush adds its file and drops the snapshot under
@@ -106,8 +109,19 @@ func (s *Store) snapshotSeq(snap *memstore.Snapshot, writePoint encoding.SeqNum)
 	return writePoint, false
 }
 
-func openStore(fs vfs.FS, dir string, opts FamilyOptions, cmp *encoding.Comparer, cache hfile.Cache) (*Store, error) {
-	s := &Store{opts: opts, dir: dir, fs: fs, cmp: cmp, mem: memstore.New(cmp), cache: cache}
+// storeEnv is what every store of a region shares.
+type storeEnv struct {
+	fs             vfs.FS
+	cmp            *encoding.Comparer
+	cache          hfile.Cache
+	log            *slog.Logger
+	bloomErrorRate float64
+}
+
+func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
+	fs := env.fs
+	s := &Store{opts: opts, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
+		log: env.log, bloomErrorRate: env.bloomErrorRate}
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
 	}
@@ -145,7 +159,7 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 		f.Close()
 		return nil, errors.Wrapf(err, "region: store %s: %s", s.opts.Name, path)
 	}
-	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory})
+	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory, Logger: s.log})
 	if err != nil {
 		f.Close()
 		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
@@ -332,7 +346,7 @@ func (s *Store) publish(tmp, name string) (*StoreFile, error) {
 // error that is being returned.
 func (s *Store) removeQuietly(path string) {
 	if err := s.fs.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		slog.Warn("region: removing a file after a failure", "file", path, "err", err)
+		s.log.Warn("region: removing a file after a failure", "file", path, "err", err)
 	}
 }
 
@@ -351,10 +365,10 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
 	w, err := hfile.NewWriter(bw, hfile.WriterOptions{
-		BlockSize:    s.opts.BlockSize,
-		Encoding:     s.opts.Encoding,
-		Compression:  s.opts.Compression,
-		BloomType:    s.opts.Bloom,
+		BlockSize:   s.opts.BlockSize,
+		Encoding:    s.opts.Encoding,
+		Compression: s.opts.Compression,
+		BloomType:   s.opts.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate,
 		Comparer:     s.cmp,
 		IncludesTags: tags,
 	})

@@ -3,7 +3,6 @@ package region
 import (
 	"bytes"
 	"encoding/binary"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -45,7 +44,7 @@ func (r *Region) batch(s *writeScratch, ms []Mutation) error {
 	}
 	for _, m := range ms {
 		if m == nil {
-			return errors.New("region: nil mutation")
+			return invalidArgf("region: nil mutation")
 		}
 	}
 	if err := r.checkResources(); err != nil {
@@ -146,7 +145,7 @@ func (r *Region) checkResources() error {
 	r.stats.blockedWrites.Add(1)
 	if last := r.lastBlockLog.Load(); time.Since(time.Unix(0, last)) > 10*time.Second &&
 		r.lastBlockLog.CompareAndSwap(last, time.Now().UnixNano()) {
-		slog.Warn("region: blocking updates: memstore over the blocking limit; waiting for a flush",
+		r.log.Warn("region: blocking updates: memstore over the blocking limit; waiting for a flush",
 			"region", r.dir, "memstoreSize", r.memSize.Load(), "limit", limit)
 	}
 	deadline := time.NewTimer(r.opts.BlockingWait)
@@ -196,7 +195,7 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 			cells, err = r.deleteCells(cells, m, now)
 			r.stats.deletes.Add(1)
 		default:
-			err = errors.Newf("region: unsupported mutation %T", m)
+			err = invalidArgf("region: unsupported mutation %T", m)
 		}
 		if err != nil {
 			s.cells = cells
@@ -267,7 +266,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 
 func (r *Region) checkRow(row []byte) error {
 	if len(row) == 0 || len(row) > encoding.MaxRowLen {
-		return errors.Newf("region: row length %d must be 1..%d", len(row), encoding.MaxRowLen)
+		return invalidArgf("region: row length %d must be 1..%d", len(row), encoding.MaxRowLen)
 	}
 	return nil
 }
@@ -297,7 +296,7 @@ func (r *Region) putCells(dst []encoding.KeyValue, p *Put, now int64) ([]encodin
 			kv.Timestamp = now
 		}
 		if kv.Timestamp < 0 {
-			return nil, errors.Newf("region: negative timestamp %d", kv.Timestamp)
+			return nil, invalidArgf("region: negative timestamp %d", kv.Timestamp)
 		}
 		dst = append(dst, kv)
 	}
@@ -320,7 +319,7 @@ func (r *Region) deleteCells(dst []encoding.KeyValue, d *Delete, now int64) ([]e
 			return nil, err
 		}
 		if !c.Type.IsDelete() {
-			return nil, errors.Newf("region: delete carries a %s cell", c.Type)
+			return nil, invalidArgf("region: delete carries a %s cell", c.Type)
 		}
 		kv := encoding.KeyValue{Row: d.Row, Family: c.Family, Qualifier: c.Qualifier, Timestamp: c.Timestamp, Type: c.Type}
 		if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
@@ -361,7 +360,7 @@ func (r *Region) Increment(inc *Increment) (*Result, error) {
 		var v int64
 		if cur != nil {
 			if len(cur.Value) != 8 {
-				return dst, errors.Newf("region: field %s:%s is not a long, it's %d bytes wide",
+				return dst, invalidArgf("region: field %s:%s is not a long, it's %d bytes wide",
 					encoding.FormatBytes(cur.Family), encoding.FormatBytes(cur.Qualifier), len(cur.Value))
 			}
 			v = int64(binary.BigEndian.Uint64(cur.Value))
@@ -412,7 +411,7 @@ type rmwResult struct {
 func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func(int) ([]byte, []byte),
 	next func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error)) (*Result, error) {
 	if n == 0 {
-		return nil, errors.New("region: no columns")
+		return nil, invalidArgf("region: no columns")
 	}
 	for i := 0; i < n; i++ {
 		f, _ := col(i)
@@ -539,7 +538,7 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 	if c.Filter != nil {
 		if len(c.Family) != 0 {
-			return false, errors.New("region: check-and-mutate with both a filter and a column")
+			return false, invalidArgf("region: check-and-mutate with both a filter and a column")
 		}
 		if err := r.checkRow(c.Row); err != nil {
 			return false, err
@@ -548,11 +547,11 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 		return false, err
 	}
 	if len(c.Mutations) == 0 {
-		return false, errors.New("region: check-and-mutate without mutations")
+		return false, invalidArgf("region: check-and-mutate without mutations")
 	}
 	for _, m := range c.Mutations {
 		if m == nil || !bytes.Equal(m.mutationRow(), c.Row) {
-			return false, errors.New("region: check-and-mutate mutation for another row")
+			return false, invalidArgf("region: check-and-mutate mutation for another row")
 		}
 	}
 	if err := r.checkResources(); err != nil {

@@ -124,7 +124,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		emit("numActiveHandler", "Calls being processed.", prometheus.GaugeValue, float64(st.CallsInFlight))
 		emit("badFrameCount", "Connections closed for a malformed frame.", prometheus.CounterValue, float64(st.BadFrames))
 	}
-	if s.hasCache {
+	if s.cache != nil {
 		for k, v := range s.cache.Stats().Map() {
 			typ := prometheus.GaugeValue
 			if len(k) > 5 && k[len(k)-5:] == "Count" && k != "blockCacheCount" && k != "blockCacheDataBlockCount" {

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hbasepb"
-	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"google.golang.org/protobuf/proto"
@@ -33,7 +31,7 @@ const (
 // sanity checks do.
 func familyOptions(cf *hbasepb.ColumnFamilySchema) (region.FamilyOptions, error) {
 	name := string(cf.GetName())
-	fo := region.FamilyOptions{Name: name, MaxVersions: 1, Bloom: hfile.BloomRow}
+	fo := region.FamilyOptions{Name: name, MaxVersions: 1}
 	if name == "" || strings.ContainsAny(name, ":") || name[0] == '.' {
 		return fo, ipc.Errorf(ipc.ClassDoNotRetryIOException, "illegal column family name %q", name)
 	}
@@ -58,19 +56,19 @@ func familyOptions(cf *hbasepb.ColumnFamilySchema) (region.FamilyOptions, error)
 				fo.TTL = time.Duration(n) * time.Second
 			}
 		case attrBloom:
-			bt, err := hfile.ParseBloomType(strings.ToUpper(v))
+			bf, err := region.ParseBloomFilter(v)
 			if err != nil {
 				return fo, bad(k, v, "supported: NONE, ROW, ROWCOL")
 			}
-			fo.Bloom, fo.NoBloom = bt, bt == hfile.BloomNone
+			fo.BloomFilter = bf
 		case attrEncoding:
-			e, err := encoding.ParseDataBlockEncoding(strings.ToUpper(v))
+			e, err := region.ParseDataBlockEncoding(strings.ToUpper(v))
 			if err != nil {
 				return fo, bad(k, v, "supported: NONE, PREFIX, FAST_DIFF")
 			}
 			fo.Encoding = e
 		case attrCompression:
-			c, err := hfile.ParseCompression(strings.ToLower(v))
+			c, err := region.ParseCompression(v)
 			if err == nil {
 				err = c.Supported()
 			}
@@ -105,14 +103,8 @@ func familySchema(fo region.FamilyOptions) *hbasepb.ColumnFamilySchema {
 	attr := func(k, v string) *hbasepb.BytesBytesPair {
 		return &hbasepb.BytesBytesPair{First: []byte(k), Second: []byte(v)}
 	}
-	bloom := fo.Bloom.String()
-	if fo.NoBloom {
-		bloom = "NONE"
-	}
+	bloom := fo.BloomFilter.String()
 	comp := fo.Compression
-	if comp == hfile.CompressionLZO {
-		comp = hfile.CompressionNone // region's zero value means none
-	}
 	ttl := int64(foreverTTLSeconds)
 	if fo.TTL > 0 {
 		ttl = int64(fo.TTL / time.Second)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
@@ -32,8 +31,7 @@ import (
 type Server struct {
 	cfg       Config
 	log       *slog.Logger
-	cache     hfileadapter.Cache
-	hasCache  bool
+	cache     *region.Cache // shared by every region; nil without one
 	rpc       *ipc.Server
 	ln        net.Listener
 	info      *http.Server
@@ -133,11 +131,11 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.BlockCache.CacheSize() > 0 {
-		c, err := hfileadapter.New(cfg.BlockCache)
+		c, err := region.NewCacheWithOptions(cfg.BlockCache)
 		if err != nil {
 			return nil, errors.Wrap(err, "server: block cache")
 		}
-		s.cache, s.hasCache = c, true
+		s.cache = c
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
@@ -256,9 +254,7 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.EncodedName = ri.EncodedName()
 	o.Families = fams
 	o.Meta = ri.Table == MetaTableName
-	if s.hasCache {
-		o.BlockCache = s.cache
-	}
+	o.Cache = s.cache
 	if ri.Table.System() {
 		// Catalog writes are small and must survive power loss.
 		o.FlushSize = min(o.FlushSize, 16<<20)
@@ -567,7 +563,7 @@ func (s *Server) closeAll() error {
 			}
 		}
 	}
-	if s.hasCache {
+	if s.cache != nil {
 		s.cache.Close()
 	}
 	if s.lockFile != nil {

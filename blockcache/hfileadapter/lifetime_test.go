@@ -1,4 +1,4 @@
-package hfileadapter
+package hfileadapter_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/regionkv/regionkv/hfile"
 
 	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/region"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +22,7 @@ import (
 // move), or with the cache's own admission if percent is negative; it also
 // checks that no pooled block is ever offered.
 type refusing struct {
-	Cache
+	hfileadapter.Cache
 	percent int64
 	mu      sync.Mutex
 	pooled  int
@@ -62,7 +63,7 @@ func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, perce
 	o.Size = 256 << 10
 	o.Policy = policy
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	lru, err := New(o)
+	lru, err := hfileadapter.New(o)
 	require.NoError(t, err)
 	defer lru.Close()
 	c := &refusing{Cache: lru, percent: percent}

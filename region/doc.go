@@ -1,0 +1,119 @@
+// Package region is RegionKV's embedded store: one HBase region (HRegion) in
+// a directory, with column families, versions, TTL, a write-ahead log,
+// flushes to HFile v3 store files and compactions, used from Go with no
+// server. The regionsrv server hosts its tables' regions with this package.
+//
+// # Opening
+//
+// Open takes a directory and Options. A new region needs its column
+// families; a region reopened may leave Families empty to use those stored
+// in <dir>/.regioninfo. Every zero value in Options and FamilyOptions means
+// HBase's default:
+//
+//	r, err := region.Open(dir, region.Options{
+//		Families: []region.FamilyOptions{{
+//			Name:        "f",
+//			MaxVersions: 3,                       // VERSIONS
+//			Compression: region.CompressionSnappy, // COMPRESSION (default NONE)
+//			Encoding:    region.EncodingFastDiff,  // DATA_BLOCK_ENCODING (default NONE)
+//			// BloomFilter: ROW unless set; BlockSize: 4 KiB unless set
+//		}},
+//		CacheSize: 256 << 20, // a block cache of the region's own
+//	})
+//	defer r.Close()
+//
+// Options.SetConfig applies HBase's property names
+// (hbase.hregion.memstore.flush.size, hbase.hstore.compaction.min, ...), as
+// an hbase-site.xml would. A directory is open in one Region at a time: a
+// second Open, in this process or another, fails with ErrLocked.
+//
+// # Writing
+//
+// Put, Delete, Increment, Append, CheckAndMutate and Batch are HBase's
+// mutations. Each is atomic for its row (Batch: for all its rows at once)
+// and visible to readers all at once when it returns. A cell's timestamp is
+// the region's clock unless the Put gives one (AddAt); a row keeps up to its
+// family's MaxVersions versions of a column, newest first. Increment and
+// Append read and write under the row's exclusive lock, so concurrent
+// increments of a counter never lose one. The region does not retain a
+// mutation or its slices after the call returns: they may be reused.
+//
+// Durability is per mutation or Options.Durability: SYNC_WAL (the default)
+// has the WAL entry written to the operating system before the call returns
+// (it survives the process being killed); FSYNC_WAL also fsyncs it, with
+// group commit (it survives power loss); ASYNC_WAL writes it soon after;
+// SKIP_WAL not at all (the edit is lost in a crash before the next flush).
+//
+// # Reading
+//
+// Get reads one row at the current read point; its Result is the caller's to
+// keep. GetInto reads into a Result the caller reuses: the previous result's
+// cells (and every slice in them) become invalid, so a loop of point reads
+// allocates nothing. NewScanner opens a Scanner over a Scan (forward or
+// Reversed, start and stop rows, columns, versions, time range, limits, a
+// filter from package filter). A Scanner sees the snapshot of its creation
+// while writes, flushes and compactions go on. Next returns results the
+// caller may keep; NextInto reuses one ScanResult as GetInto does. Close
+// every Scanner: it pins the store files it reads.
+//
+// # Flushes, compactions, the block cache
+//
+// Writes go to the memstores; when they pass Options.FlushSize a background
+// flush writes each to a new store file (Flush does it now) and drops the
+// WAL segments it covers. Writes block (up to BlockingWait, then
+// ErrRegionTooBusy) when the memstores reach BlockingMultiplier×FlushSize.
+// Store files are merged in the background by HBase's exploring compaction
+// policy; a compaction of every file of a store (major) drops deleted cells,
+// expired cells and versions past MaxVersions. Compact and CompactStores run
+// one now; CompactStores says what it did. Stats reports counters and sizes.
+//
+// Store file blocks are read through a block cache when there is one:
+// Options.Cache (a Cache shared by several regions, which its creator
+// closes) or one of Options.CacheSize bytes that the region makes and closes
+// itself. Stats().BlockCache has its counters.
+//
+// # Errors
+//
+// Errors carry where they happened (region, file, offset) and keep their
+// causes; test for them with errors.Is:
+//
+//   - ErrInvalidArgument: a request that cannot succeed as given (an empty
+//     row, a negative timestamp, an Increment of a cell that is not 8 bytes,
+//     an unsupported family option). Do not retry.
+//   - ErrNoSuchFamily: a mutation or read names an unknown family.
+//   - ErrCorruption: data on disk is damaged (a store file's checksum or
+//     structure, .regioninfo). Nothing is returned from damaged data.
+//   - ErrRegionTooBusy, ErrRowLockTimeout: the region is overloaded; retry
+//     later.
+//   - ErrWALFailed: the WAL could not be written (a full disk, say); the
+//     write was not applied, reads go on, writes resume when it works again.
+//   - ErrClosed, ErrLocked: the region is closed, or open elsewhere.
+//
+// # Crashes
+//
+// Open replays the WAL above what the store files hold, so every write
+// acknowledged under SYNC_WAL survives a killed process and every one under
+// FSYNC_WAL survives power loss. A flush or compaction interrupted by a crash
+// leaves its inputs in place; Open removes its leftovers. Nothing
+// acknowledged is lost, and nothing deleted comes back.
+//
+// # Concurrency
+//
+// A Region is safe for concurrent use by any number of goroutines; writes to
+// different rows proceed in parallel (row locks are sharded), writes to one
+// row are serialized. A Scanner, a Result and a ScanResult are not safe for
+// concurrent use. A Cache is.
+//
+// # On disk
+//
+// A region's directory holds HBase's formats, so an HBase cluster can bulk
+// load its store files:
+//
+//	<dir>/.regioninfo        the families and their options (JSON)
+//	<dir>/<family>/*.hfile   published store files (HFile v3)
+//	<dir>/.tmp/              flushes and compactions in progress; emptied on open
+//	<dir>/wal/               write-ahead log segments
+//	<dir>/.lock              held while the region is open
+//
+// Logs go to Options.Logger (log/slog), slog.Default() if nil.
+package region
