@@ -5,12 +5,12 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/hbaseconf"
 )
 
 // Policy is hfile.block.cache.policy.
@@ -194,20 +194,35 @@ func (o *Options) shards() int {
 }
 
 // SetConfig applies an HBase configuration property by name, as
-// hbase-site.xml or `-D key=value` give it. Values are checked for syntax
-// here and for consistency by New.
+// hbase-site.xml or `-D key=value` give it: one of those the registry
+// (internal/hbaseconf) assigns to the block cache. Values are checked for
+// syntax here and for consistency by New.
 func (o *Options) SetConfig(key, value string) error {
+	p, err := hbaseconf.For(hbaseconf.BlockCache, key)
+	if err != nil {
+		return err
+	}
 	value = strings.TrimSpace(value)
 	wrap := func(err error) error { return errors.Wrapf(err, "blockcache: property %s", key) }
 	float := func(dst *float64) error {
-		v, err := strconv.ParseFloat(value, 64)
+		v, err := p.Float(value)
 		if err != nil {
 			return wrap(err)
 		}
 		*dst = v
 		return nil
 	}
-	switch key {
+	integer := func(lo, hi int64) (int64, error) {
+		v, err := p.Int(value)
+		if err != nil {
+			return 0, wrap(err)
+		}
+		if v < lo || v > hi {
+			return 0, errors.Newf("blockcache: property %s must be in [%d, %d], got %d", key, lo, hi, v)
+		}
+		return v, nil
+	}
+	switch p.Name {
 	case "hfile.block.cache.size":
 		size, frac, err := parseCacheSize(value)
 		if err != nil {
@@ -215,7 +230,7 @@ func (o *Options) SetConfig(key, value string) error {
 		}
 		o.Size, o.Fraction = size, frac
 	case "regionkv.memory.budget":
-		v, err := parseBytes(value)
+		v, err := p.Bytes(value)
 		if err != nil {
 			return wrap(err)
 		}
@@ -241,98 +256,80 @@ func (o *Options) SetConfig(key, value string) error {
 	case "hbase.lru.cache.heavy.eviction.overhead.coefficient":
 		return float(&o.HeavyEvictionOverheadCoefficient)
 	case "hbase.lru.rs.inmemoryforcemode":
-		v, err := strconv.ParseBool(value)
+		v, err := p.Bool(value)
 		if err != nil {
 			return wrap(err)
 		}
 		o.ForceInMemory = v
 	case "hbase.lru.max.block.size":
-		v, err := parseBytes(value)
+		v, err := p.Bytes(value)
 		if err != nil {
 			return wrap(err)
 		}
 		o.MaxBlockSize = v
 	case "hbase.lru.cache.heavy.eviction.count.limit":
-		v, err := strconv.ParseInt(value, 10, 32)
+		v, err := integer(math.MinInt32, math.MaxInt32)
 		if err != nil {
-			return wrap(err)
+			return err
 		}
 		o.HeavyEvictionCountLimit = int(v)
 	case "hbase.lru.cache.heavy.eviction.mb.size.limit":
-		v, err := strconv.ParseInt(value, 10, 64)
+		v, err := integer(math.MinInt64, math.MaxInt64)
 		if err != nil {
-			return wrap(err)
+			return err
 		}
 		o.HeavyEvictionMBSizeLimit = v
 	case "hbase.lru.cache.heavy.eviction.period.ms":
-		v, err := strconv.ParseInt(value, 10, 64)
+		v, err := integer(1, math.MaxInt64/int64(time.Millisecond))
 		if err != nil {
-			return wrap(err)
-		}
-		if v <= 0 {
-			return errors.Newf("blockcache: property %s must be positive, got %d", key, v)
+			return err
 		}
 		o.Period = time.Duration(v) * time.Millisecond
 	case "hbase.blockcache.tinylfu.sample.factor", "hbase.blockcache.tinylfu.width.factor":
-		v, err := strconv.ParseInt(value, 10, 32)
+		v, err := integer(1, math.MaxInt32)
 		if err != nil {
-			return wrap(err)
+			return err
 		}
-		if v < 1 {
-			return errors.Newf("blockcache: property %s must be at least 1, got %d", key, v)
-		}
-		if key == "hbase.blockcache.tinylfu.sample.factor" {
+		if p.Name == "hbase.blockcache.tinylfu.sample.factor" {
 			o.TinyLFUSampleFactor = int(v)
 		} else {
 			o.TinyLFUWidthFactor = int(v)
 		}
 	case "hbase.lru.blockcache.shards":
-		v, err := strconv.ParseInt(value, 10, 32)
+		v, err := integer(0, math.MaxInt32)
 		if err != nil {
-			return wrap(err)
-		}
-		if v < 0 {
-			return errors.Newf("blockcache: property %s must not be negative, got %d", key, v)
+			return err
 		}
 		o.Shards = int(v)
 	default:
-		return errors.Newf("blockcache: unknown property %q", key)
+		return errors.AssertionFailedf("blockcache: registered property %q not applied", p.Name)
 	}
 	return nil
 }
 
 // IsConfigKey reports whether SetConfig knows key, so that a caller holding
 // several components' properties can route each to its owner.
-func IsConfigKey(key string) bool { return slices.Contains(ConfigKeys, key) }
-
-// ConfigKeys lists the properties SetConfig accepts.
-var ConfigKeys = []string{
-	"hfile.block.cache.size",
-	"hfile.block.cache.policy",
-	"hbase.lru.blockcache.acceptable.factor",
-	"hbase.lru.blockcache.min.factor",
-	"hbase.lru.blockcache.single.percentage",
-	"hbase.lru.blockcache.multi.percentage",
-	"hbase.lru.blockcache.memory.percentage",
-	"hbase.lru.blockcache.hard.capacity.limit.factor",
-	"hbase.lru.rs.inmemoryforcemode",
-	"hbase.lru.max.block.size",
-	"hbase.lru.cache.heavy.eviction.count.limit",
-	"hbase.lru.cache.heavy.eviction.mb.size.limit",
-	"hbase.lru.cache.heavy.eviction.overhead.coefficient",
-	"hbase.lru.cache.heavy.eviction.period.ms", // our extension
-	"hbase.lru.blockcache.shards",              // our extension
-	"hbase.blockcache.tinylfu.sample.factor",   // our extension
-	"hbase.blockcache.tinylfu.width.factor",    // our extension
-	"regionkv.memory.budget",                   // our extension
+func IsConfigKey(key string) bool {
+	p, ok := hbaseconf.Lookup(key)
+	return ok && p.Component == hbaseconf.BlockCache
 }
+
+// ConfigKeys lists the properties SetConfig accepts (the registry's
+// block cache properties).
+var ConfigKeys = func() []string {
+	var keys []string
+	for _, p := range hbaseconf.Of(hbaseconf.BlockCache) {
+		keys = append(keys, p.Name)
+	}
+	return keys
+}()
 
 // parseCacheSize parses hfile.block.cache.size: a fraction of the memory
 // budget as HBase has it ("0.4"), or, our extension, an absolute size with a
 // unit ("64m", "1g") or a plain byte count above 1.
 func parseCacheSize(s string) (size int64, fraction float64, err error) {
 	if s != "" && strings.ContainsAny(s[len(s)-1:], "kKmMgGtTbB") {
-		size, err = parseBytes(s)
+		size, err = hbaseconf.ParseBytes(s)
 		return size, 0, err
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -348,34 +345,6 @@ func parseCacheSize(s string) (size int64, fraction float64, err error) {
 		return 0, 0, errors.Newf("%q is neither a fraction of memory (0..1) nor a byte count", s)
 	}
 	return int64(f), 0, nil
-}
-
-// parseBytes parses a byte count with an optional binary unit: k, m, g, t,
-// optionally followed by b or ib ("64m", "64MB", "64MiB").
-func parseBytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
-	mult := int64(1)
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
-	if err != nil || v < 0 || v*float64(mult) > math.MaxInt64 {
-		return 0, errors.Newf("bad size %q", s)
-	}
-	return int64(v * float64(mult)), nil
 }
 
 // validate checks the constraints HBase's LruBlockCache constructor checks.

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/internal/hbaseconf"
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/wal"
 )
@@ -246,96 +247,58 @@ type Options struct {
 	fs vfs.FS
 }
 
-// SetConfig applies HBase configuration properties by name, as
-// hbase-site.xml or `-D key=value` give them.
+// SetConfig applies an HBase configuration property by name, as
+// hbase-site.xml or `-D key=value` give them. It takes the properties the
+// registry (internal/hbaseconf, listed by `regionsrv serve --print-config`)
+// assigns to the region; others are refused.
 func (o *Options) SetConfig(key, value string) error {
-	parseInt := func() (int64, error) {
-		v, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-		if err != nil {
-			return 0, errors.Wrapf(err, "region: property %s", key)
-		}
-		return v, nil
+	p, err := hbaseconf.For(hbaseconf.Region, key)
+	if err != nil {
+		return errors.Mark(err, ErrInvalidArgument)
 	}
-	switch key {
+	intv := func(dst *int64) error {
+		v, err := p.Int(value)
+		*dst = v
+		return errors.Mark(err, ErrInvalidArgument)
+	}
+	var n int64
+	switch p.Name {
 	case "hbase.hregion.memstore.flush.size":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.FlushSize = v
+		return intv(&o.FlushSize)
 	case "hbase.hregion.memstore.block.multiplier":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.BlockingMultiplier = int(v)
+		err = intv(&n)
+		o.BlockingMultiplier = int(n)
 	case "hbase.rowlock.wait.duration":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.RowLockWait = time.Duration(v) * time.Millisecond
-	case "hbase.regionserver.hlog.blocksize", "hbase.regionserver.logroll.size":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.WALRollSize = v
-	case "hbase.hstore.compaction.min", "hbase.hstore.compactionThreshold":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.CompactionMin = int(v)
+		o.RowLockWait, err = p.Millis(value)
+	case "hbase.regionserver.logroll.size":
+		return intv(&o.WALRollSize)
+	case "hbase.hstore.compaction.min":
+		err = intv(&n)
+		o.CompactionMin = int(n)
 	case "hbase.hstore.compaction.max":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.CompactionMax = int(v)
+		err = intv(&n)
+		o.CompactionMax = int(n)
 	case "hbase.hstore.compaction.ratio":
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return errors.Wrapf(err, "region: property %s", key)
-		}
-		o.CompactionRatio = v
+		o.CompactionRatio, err = p.Float(value)
 	case "hbase.hstore.compaction.min.size":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.CompactionMinSize = v
+		return intv(&o.CompactionMinSize)
 	case "hbase.hstore.compaction.max.size":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.CompactionMaxSize = v
+		return intv(&o.CompactionMaxSize)
 	case "hbase.hregion.majorcompaction":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.MajorCompactionPeriod = time.Duration(v) * time.Millisecond
-		if v == 0 {
+		o.MajorCompactionPeriod, err = p.Millis(value)
+		if err == nil && o.MajorCompactionPeriod == 0 {
 			o.MajorCompactionPeriod = -1 // HBase: 0 disables
 		}
 	case "hbase.hstore.compaction.throughput.higher.bound":
-		v, err := parseInt()
-		if err != nil {
-			return err
-		}
-		o.CompactionThroughput = v
-	case "hbase.wal.durability", "hbase.region.durability":
-		d, err := wal.ParseDurability(value)
-		if err != nil {
-			return err
-		}
-		o.Durability = d
+		return intv(&o.CompactionThroughput)
+	case "hbase.wal.durability":
+		o.Durability, err = wal.ParseDurability(value)
+	case "io.storefile.bloom.error.rate":
+		o.BloomErrorRate, err = p.Float(value)
 	default:
-		return invalidArgf("region: unknown property %q", key)
+		return errors.AssertionFailedf("region: registered property %q not applied", p.Name)
 	}
-	return nil
+	return errors.Mark(err, ErrInvalidArgument)
 }
 
 func (o Options) withDefaults() Options {
@@ -350,6 +313,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RowLockWait <= 0 {
 		o.RowLockWait = DefaultRowLockWait
+	}
+	if o.WALRollSize <= 0 {
+		o.WALRollSize = wal.DefaultRollSize
 	}
 	if o.Durability == wal.UseDefault {
 		o.Durability = wal.SyncWAL

@@ -1,15 +1,16 @@
 package server
 
 import (
-	"encoding/xml"
+	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/internal/hbaseconf"
+	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 )
 
@@ -69,6 +70,8 @@ type Config struct {
 
 	zkQuorumHosts string
 	bcInit        bool
+	// settings are the properties Set took, for WriteConfigXML.
+	settings hbaseconf.Settings
 }
 
 func (c *Config) initBlockCache() {
@@ -78,80 +81,92 @@ func (c *Config) initBlockCache() {
 	}
 }
 
-// Set sets one configuration property by its HBase name. Keys the server
-// does not know are refused, so a typo is not silently ignored.
+// Set sets one configuration property by its HBase name. The registry
+// (internal/hbaseconf) says which component reads it: the server's own are
+// applied here, the block cache's to BlockCache, the region's to Region (the
+// template of every user region). Keys it does not know are refused, so a
+// typo is not silently ignored.
 func (c *Config) Set(key, value string) error {
-	value = strings.TrimSpace(value)
-	atoi := func() (int, error) {
-		n, err := strconv.Atoi(value)
-		return n, errors.Wrapf(err, "%s=%q", key, value)
-	}
-	ms := func() (time.Duration, error) {
-		n, err := strconv.ParseInt(value, 10, 64)
-		return time.Duration(n) * time.Millisecond, errors.Wrapf(err, "%s=%q (milliseconds)", key, value)
+	p, ok := hbaseconf.Lookup(key)
+	if !ok {
+		return errors.Newf("server: unknown property %q", key)
 	}
 	var err error
-	switch key {
+	switch p.Component {
+	case hbaseconf.Server:
+		err = c.setServer(p, strings.TrimSpace(value))
+	case hbaseconf.BlockCache:
+		c.initBlockCache()
+		err = c.BlockCache.SetConfig(key, value)
+	case hbaseconf.Region:
+		err = c.Region.SetConfig(key, value)
+	case hbaseconf.Ignored:
+		err = p.Check(value)
+	default:
+		err = errors.AssertionFailedf("server: property %q of unknown component %q", key, p.Component)
+	}
+	if err != nil {
+		return err
+	}
+	return c.settings.Set(key, value)
+}
+
+func (c *Config) setServer(p *hbaseconf.Property, value string) error {
+	atoi := func(dst *int) error {
+		n, err := p.Int(value)
+		*dst = int(n)
+		return err
+	}
+	var err error
+	switch p.Name {
 	case "hbase.rootdir":
 		c.DataDir = strings.TrimPrefix(value, "file://")
-	case "hbase.regionserver.hostname", "hbase.regionserver.ipc.address":
+	case "hbase.regionserver.hostname":
 		c.Host = value
-	case "hbase.regionserver.port", "hbase.master.port":
-		c.Port, err = atoi()
+	case "hbase.regionserver.port":
+		err = atoi(&c.Port)
 		c.portSet = true
-	case "hbase.regionserver.info.port", "hbase.master.info.port":
-		c.InfoPort, err = atoi()
+	case "hbase.regionserver.info.port":
+		err = atoi(&c.InfoPort)
 		c.infoPortSet = true
 	case "hbase.zookeeper.quorum":
 		c.zkQuorumHosts = value
 	case "hbase.zookeeper.property.clientPort":
-		c.ZKClientPort, err = atoi()
+		err = atoi(&c.ZKClientPort)
 	case "zookeeper.znode.parent":
 		c.ZKRoot = value
 	case "zookeeper.session.timeout":
-		c.ZKSessionTimeout, err = ms()
-	case "hbase.client.scanner.timeout.period", "hbase.regionserver.lease.period":
-		c.ScannerTimeout, err = ms()
+		c.ZKSessionTimeout, err = p.Millis(value)
+	case "hbase.client.scanner.timeout.period":
+		c.ScannerTimeout, err = p.Millis(value)
 	case "hbase.ipc.max.request.size":
-		c.MaxRequestSize, err = atoi()
+		err = atoi(&c.MaxRequestSize)
 	case "hbase.server.scanner.max.result.size":
-		var n int
-		n, err = atoi()
-		c.ScannerMaxResultSize = int64(n)
-	case "hbase.cluster.distributed", "hbase.unsafe.stream.capability.enforce", "hbase.tmp.dir":
-		// Accepted for hbase-site.xml compatibility; meaningless here.
+		c.ScannerMaxResultSize, err = p.Int(value)
 	default:
-		if blockcache.IsConfigKey(key) {
-			c.initBlockCache()
-			return c.BlockCache.SetConfig(key, value)
-		}
-		return c.Region.SetConfig(key, value)
+		err = errors.AssertionFailedf("server: registered property %q not applied", p.Name)
 	}
 	return err
 }
 
 // LoadSiteXML sets every property of an hbase-site.xml file.
 func (c *Config) LoadSiteXML(path string) error {
-	b, err := os.ReadFile(path)
+	props, err := hbaseconf.ReadSiteXML(path)
 	if err != nil {
-		return errors.Wrap(err, "reading configuration")
+		return err
 	}
-	var doc struct {
-		Properties []struct {
-			Name  string `xml:"name"`
-			Value string `xml:"value"`
-		} `xml:"property"`
-	}
-	if err := xml.Unmarshal(b, &doc); err != nil {
-		return errors.Wrapf(err, "parsing %s", path)
-	}
-	for _, p := range doc.Properties {
-		if err := c.Set(strings.TrimSpace(p.Name), p.Value); err != nil {
+	for _, kv := range props {
+		if err := c.Set(kv[0], kv[1]); err != nil {
 			return errors.Wrapf(err, "%s", path)
 		}
 	}
 	return nil
 }
+
+// WriteConfigXML writes every property the server knows with its effective
+// value (as set, else the default) in hbase-site.xml's format, as HBase's
+// /conf page does: what `regionsrv serve --print-config` prints.
+func (c *Config) WriteConfigXML(w io.Writer) error { return c.settings.WriteXML(w) }
 
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {
@@ -195,6 +210,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ScannerTimeout == 0 {
 		c.ScannerTimeout = DefaultScannerTimeout
+	}
+	if c.MaxRequestSize <= 0 {
+		c.MaxRequestSize = ipc.DefaultMaxRequestSize
 	}
 	if c.ScannerMaxResultSize == 0 {
 		c.ScannerMaxResultSize = 100 << 20
