@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
-	"github.com/regionkv/regionkv/scanner"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -240,9 +240,9 @@ func TestGetPut(t *testing.T) {
 	require.False(t, r.Exists)
 
 	r = get(t, c, &Get{Table: tbl, Row: []byte("r"),
-		Filter: scanner.NewQualifierFilter(scanner.CompareEqual, scanner.NewBinaryComparator(qb))})
+		Filter: filter.NewQualifierFilter(filter.CompareEqual, filter.NewBinaryComparator(qb))})
 	require.Equal(t, []string{"r/cf:b=2"}, cellStrings(r.Cells, false))
-	r = get(t, c, &Get{Table: tbl, Row: []byte("r"), Filter: scanner.NewKeyOnlyFilter(false)})
+	r = get(t, c, &Get{Table: tbl, Row: []byte("r"), Filter: filter.NewKeyOnlyFilter(false)})
 	require.Equal(t, []string{"r/cf:a=", "r/cf:b=", "r/cf2:a="}, cellStrings(r.Cells, false))
 
 	// A TTL on the cell.
@@ -375,11 +375,11 @@ func TestCheckAndMutate(t *testing.T) {
 
 	// As in HBase, the operand is compared with the cell: GREATER holds
 	// when the operand "4" is greater than the cell's value "3".
-	require.True(t, cam(Condition{Family: cf, Qualifier: qa, Op: scanner.CompareGreater, Value: []byte("4")}, p("b", "g")))
-	require.False(t, cam(Condition{Family: cf, Qualifier: qa, Op: scanner.CompareLess, Value: []byte("4")}, p("b", "l")))
-	require.False(t, cam(Condition{Family: cf, Qualifier: qa, Op: scanner.CompareGreater, Value: []byte("2")}, p("b", "l")))
-	require.True(t, cam(Condition{Family: cf, Qualifier: qa, Op: scanner.CompareEqual,
-		Comparator: scanner.NewSubstringComparator("3")}, p("c", "sub")))
+	require.True(t, cam(Condition{Family: cf, Qualifier: qa, Op: filter.CompareGreater, Value: []byte("4")}, p("b", "g")))
+	require.False(t, cam(Condition{Family: cf, Qualifier: qa, Op: filter.CompareLess, Value: []byte("4")}, p("b", "l")))
+	require.False(t, cam(Condition{Family: cf, Qualifier: qa, Op: filter.CompareGreater, Value: []byte("2")}, p("b", "l")))
+	require.True(t, cam(Condition{Family: cf, Qualifier: qa, Op: filter.CompareEqual,
+		Comparator: filter.NewSubstringComparator("3")}, p("c", "sub")))
 
 	// Several mutations, put and delete, if several columns do not exist.
 	require.True(t, cam(IfNotExists(cf, []byte("z")), p("d", "4"), NewDelete(tbl, row).DeleteColumns(cf, qb, LatestTimestamp)))
@@ -387,9 +387,9 @@ func TestCheckAndMutate(t *testing.T) {
 	require.Equal(t, []string{"cam/cf:a=3", "cam/cf:c=sub", "cam/cf:d=4"}, cellStrings(r.Cells, false))
 
 	// A filter condition.
-	f := scanner.NewSingleColumnValueFilter(cf, []byte("d"), scanner.CompareEqual, scanner.NewBinaryComparator([]byte("4")))
+	f := filter.NewSingleColumnValueFilter(cf, []byte("d"), filter.CompareEqual, filter.NewBinaryComparator([]byte("4")))
 	require.True(t, cam(IfFilter(f), p("e", "5")))
-	f = scanner.NewSingleColumnValueFilter(cf, []byte("d"), scanner.CompareEqual, scanner.NewBinaryComparator([]byte("5")))
+	f = filter.NewSingleColumnValueFilter(cf, []byte("d"), filter.CompareEqual, filter.NewBinaryComparator([]byte("5")))
 	require.False(t, cam(IfFilter(f), p("e", "6")))
 	require.Equal(t, []byte("5"), get(t, c, &Get{Table: tbl, Row: row}).Value(cf, []byte("e")))
 
@@ -542,14 +542,14 @@ func TestScanAcrossRegions(t *testing.T) {
 	rs, _ = scanAll(t, c, &Scan{Table: tbl, Columns: []Column{Fam("cf2")}, Limit: 1})
 	require.Equal(t, []string{rows[0] + "/cf2:b=x"}, cellStrings(rs[0].Cells, false))
 	rs, sc := scanAll(t, c, &Scan{Table: tbl, TrackMetrics: true,
-		Filter: scanner.NewRowFilter(scanner.CompareEqual, scanner.NewSubstringComparator("-01"))})
+		Filter: filter.NewRowFilter(filter.CompareEqual, filter.NewSubstringComparator("-01"))})
 	require.Len(t, rs, 40)
 	require.Equal(t, int64(100), sc.Metrics()[MetricRowsScanned])
 	require.Equal(t, int64(60), sc.Metrics()[MetricRowsFiltered])
-	rs, _ = scanAll(t, c, &Scan{Table: tbl, Filter: scanner.NewPrefixFilter([]byte("r2-"))})
+	rs, _ = scanAll(t, c, &Scan{Table: tbl, Filter: filter.NewPrefixFilter([]byte("r2-"))})
 	require.Equal(t, rows[50:75], rowsOf(rs))
-	rs, _ = scanAll(t, c, &Scan{Table: tbl, Reversed: true, Filter: scanner.NewFilterList(scanner.MustPassAll,
-		scanner.NewPrefixFilter([]byte("r1-")), scanner.NewFirstKeyOnlyFilter())})
+	rs, _ = scanAll(t, c, &Scan{Table: tbl, Reversed: true, Filter: filter.NewFilterList(filter.MustPassAll,
+		filter.NewPrefixFilter([]byte("r1-")), filter.NewFirstKeyOnlyFilter())})
 	require.Equal(t, reversed(rows[25:50]), rowsOf(rs))
 	require.Len(t, rs[0].Cells, 1)
 

@@ -5,9 +5,9 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
-	"github.com/regionkv/regionkv/scanner"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -136,31 +136,31 @@ type Condition struct {
 	// Op compares the comparator's operand with the column's value, in
 	// that order, as HBase does: CompareGreater holds when the operand is
 	// greater than the value.
-	Op scanner.CompareOp
+	Op filter.CompareOp
 	// Comparator compares the value; if nil, a BinaryComparator of Value.
 	// A binary comparator of an empty value with CompareEqual tests that
 	// the column does not exist.
-	Comparator scanner.ByteArrayComparable
+	Comparator filter.ByteArrayComparable
 	Value      []byte
 	// Filter, if set, is the condition instead of the column test: the
 	// mutations apply if the row passes it.
-	Filter scanner.Filter
+	Filter filter.Filter
 	// TimeRange restricts the cells tested.
 	TimeRange TimeRange
 }
 
 // IfEquals is the condition "family:qualifier equals value".
 func IfEquals(family, qualifier, value []byte) Condition {
-	return Condition{Family: family, Qualifier: qualifier, Op: scanner.CompareEqual, Value: value}
+	return Condition{Family: family, Qualifier: qualifier, Op: filter.CompareEqual, Value: value}
 }
 
 // IfNotExists is the condition "family:qualifier has no cell".
 func IfNotExists(family, qualifier []byte) Condition {
-	return Condition{Family: family, Qualifier: qualifier, Op: scanner.CompareEqual}
+	return Condition{Family: family, Qualifier: qualifier, Op: filter.CompareEqual}
 }
 
 // IfFilter is the condition "the row passes f".
-func IfFilter(f scanner.Filter) Condition { return Condition{Filter: f} }
+func IfFilter(f filter.Filter) Condition { return Condition{Filter: f} }
 
 func (cond *Condition) pb(row []byte) (*hbasepb.Condition, error) {
 	p := &hbasepb.Condition{Row: row, TimeRange: cond.TimeRange.pb()}
@@ -178,7 +178,7 @@ func (cond *Condition) pb(row []byte) (*hbasepb.Condition, error) {
 		if v == nil {
 			v = []byte{}
 		}
-		cmp = scanner.NewBinaryComparator(v)
+		cmp = filter.NewBinaryComparator(v)
 	}
 	pc, err := comparatorPB(cmp)
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
-	"github.com/regionkv/regionkv/scanner"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,7 +37,7 @@ type Scan struct {
 	// Columns restricts the results to these columns and families.
 	Columns []Column
 	// Filter, if set, filters rows and cells on the server.
-	Filter      scanner.Filter
+	Filter      filter.Filter
 	MaxVersions int
 	TimeRange   TimeRange
 	// Caching is the number of rows per RPC (DefaultCaching if zero).

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
-	"github.com/regionkv/regionkv/scanner"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -108,7 +108,7 @@ type Get struct {
 	TimeRange   TimeRange
 	// Filter, if set, filters the row's cells on the server (package
 	// scanner has HBase's filters).
-	Filter scanner.Filter
+	Filter filter.Filter
 	// ExistenceOnly asks only whether the row has matching cells: the
 	// answer is Result.Exists, with no cells.
 	ExistenceOnly bool
@@ -166,25 +166,17 @@ func columnsPB(cols []Column) []*hbasepb.Column {
 	return out
 }
 
-func filterPB(f scanner.Filter) (*hbasepb.Filter, error) {
-	b, err := scanner.FilterToProto(f)
+func filterPB(f filter.Filter) (*hbasepb.Filter, error) {
+	p, err := filter.FilterToPB(f)
 	if err != nil {
-		return nil, errors.Wrap(err, "client: encoding filter")
-	}
-	p := &hbasepb.Filter{}
-	if err := proto.Unmarshal(b, p); err != nil {
 		return nil, errors.Wrap(err, "client: encoding filter")
 	}
 	return p, nil
 }
 
-func comparatorPB(c scanner.ByteArrayComparable) (*hbasepb.Comparator, error) {
-	b, err := scanner.ComparatorToProto(c)
+func comparatorPB(c filter.ByteArrayComparable) (*hbasepb.Comparator, error) {
+	p, err := filter.ComparatorToPB(c)
 	if err != nil {
-		return nil, errors.Wrap(err, "client: encoding comparator")
-	}
-	p := &hbasepb.Comparator{}
-	if err := proto.Unmarshal(b, p); err != nil {
 		return nil, errors.Wrap(err, "client: encoding comparator")
 	}
 	return p, nil

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/client"
-	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/filter"
 )
 
 // TestAppendIncrement checks that Append returns the new value and
@@ -75,25 +75,25 @@ func TestCheckAndMutate(t *testing.T) {
 		row := []byte("cmp")
 		put(t, c, tbl, "cmp", "cf", "v", "m")
 		cases := []struct {
-			op      scanner.CompareOp
+			op      filter.CompareOp
 			operand string
 			want    bool
 		}{
 			// The operand is compared with the stored value "m":
 			// operand OP value, as HBase does.
-			{scanner.CompareEqual, "m", true},
-			{scanner.CompareEqual, "n", false},
-			{scanner.CompareNotEqual, "m", false},
-			{scanner.CompareNotEqual, "a", true},
-			{scanner.CompareGreater, "z", true},
-			{scanner.CompareGreater, "a", false},
-			{scanner.CompareGreater, "m", false},
-			{scanner.CompareGreaterOrEqual, "m", true},
-			{scanner.CompareGreaterOrEqual, "l", false},
-			{scanner.CompareLess, "a", true},
-			{scanner.CompareLess, "z", false},
-			{scanner.CompareLessOrEqual, "m", true},
-			{scanner.CompareLessOrEqual, "n", false},
+			{filter.CompareEqual, "m", true},
+			{filter.CompareEqual, "n", false},
+			{filter.CompareNotEqual, "m", false},
+			{filter.CompareNotEqual, "a", true},
+			{filter.CompareGreater, "z", true},
+			{filter.CompareGreater, "a", false},
+			{filter.CompareGreater, "m", false},
+			{filter.CompareGreaterOrEqual, "m", true},
+			{filter.CompareGreaterOrEqual, "l", false},
+			{filter.CompareLess, "a", true},
+			{filter.CompareLess, "z", false},
+			{filter.CompareLessOrEqual, "m", true},
+			{filter.CompareLessOrEqual, "n", false},
 		}
 		for i, tc := range cases {
 			marker := []byte(fmt.Sprintf("try%02d", i))
@@ -111,8 +111,8 @@ func TestCheckAndMutate(t *testing.T) {
 			}
 		}
 		// Other comparators in conditions.
-		ok, err := c.CheckAndMutate(ctx, client.Condition{Family: cf, Qualifier: []byte("v"), Op: scanner.CompareEqual,
-			Comparator: scanner.NewBinaryPrefixComparator([]byte("m"))}, client.NewPut(tbl, row).Add(cf, []byte("prefix"), []byte("x")))
+		ok, err := c.CheckAndMutate(ctx, client.Condition{Family: cf, Qualifier: []byte("v"), Op: filter.CompareEqual,
+			Comparator: filter.NewBinaryPrefixComparator([]byte("m"))}, client.NewPut(tbl, row).Add(cf, []byte("prefix"), []byte("x")))
 		if err != nil || !ok {
 			t.Fatalf("binary prefix condition: %v, %v", ok, err)
 		}
@@ -159,14 +159,14 @@ func TestCheckAndMutate(t *testing.T) {
 		row := []byte("filtered")
 		put(t, c, tbl, "filtered", "cf", "status", "ready")
 		put(t, c, tbl, "filtered", "cf", "count", "7")
-		ready := scanner.NewSingleColumnValueFilter(cf, []byte("status"), scanner.CompareEqual, scanner.NewBinaryComparator([]byte("ready")))
+		ready := filter.NewSingleColumnValueFilter(cf, []byte("status"), filter.CompareEqual, filter.NewBinaryComparator([]byte("ready")))
 		ready.SetFilterIfMissing(true)
 		ok, err := c.CheckAndMutate(ctx, client.IfFilter(ready), client.NewPut(tbl, row).Add(cf, []byte("status"), []byte("running")))
 		if err != nil || !ok {
 			t.Fatalf("filter condition that holds: %v, %v", ok, err)
 		}
 		// Now status is "running": the same condition fails.
-		ready = scanner.NewSingleColumnValueFilter(cf, []byte("status"), scanner.CompareEqual, scanner.NewBinaryComparator([]byte("ready")))
+		ready = filter.NewSingleColumnValueFilter(cf, []byte("status"), filter.CompareEqual, filter.NewBinaryComparator([]byte("ready")))
 		ready.SetFilterIfMissing(true)
 		ok, err = c.CheckAndMutate(ctx, client.IfFilter(ready), client.NewPut(tbl, row).Add(cf, []byte("status"), []byte("again")))
 		if err != nil || ok {
@@ -174,9 +174,9 @@ func TestCheckAndMutate(t *testing.T) {
 		}
 		// A filter list: status starts with "run" AND count is 7; with
 		// several mutations.
-		both := scanner.NewFilterList(scanner.MustPassAll,
-			mustPassIfMissing(scanner.NewSingleColumnValueFilter(cf, []byte("status"), scanner.CompareEqual, scanner.NewBinaryPrefixComparator([]byte("run")))),
-			mustPassIfMissing(scanner.NewSingleColumnValueFilter(cf, []byte("count"), scanner.CompareEqual, scanner.NewBinaryComparator([]byte("7")))))
+		both := filter.NewFilterList(filter.MustPassAll,
+			mustPassIfMissing(filter.NewSingleColumnValueFilter(cf, []byte("status"), filter.CompareEqual, filter.NewBinaryPrefixComparator([]byte("run")))),
+			mustPassIfMissing(filter.NewSingleColumnValueFilter(cf, []byte("count"), filter.CompareEqual, filter.NewBinaryComparator([]byte("7")))))
 		ok, err = c.CheckAndMutate(ctx, client.IfFilter(both),
 			client.NewPut(tbl, row).Add(cf, []byte("status"), []byte("done")),
 			client.NewDelete(tbl, row).DeleteColumns(cf, []byte("count"), client.LatestTimestamp))
@@ -188,7 +188,7 @@ func TestCheckAndMutate(t *testing.T) {
 	})
 }
 
-func mustPassIfMissing(f *scanner.SingleColumnValueFilter) *scanner.SingleColumnValueFilter {
+func mustPassIfMissing(f *filter.SingleColumnValueFilter) *filter.SingleColumnValueFilter {
 	f.SetFilterIfMissing(true)
 	return f
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/client"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/ipc"
-	"github.com/regionkv/regionkv/scanner"
 )
 
 // fill500 creates tbl with 4 regions and rows row-000 ... row-499.
@@ -66,7 +66,7 @@ func TestReversedScan(t *testing.T) {
 	equalStrings(t, "reversed, limit 30", rowKeys(scanAll(t, c, &client.Scan{Table: tbl, Reversed: true,
 		StartRow: []byte("row-390"), Limit: 30, Caching: 4})), rowNames(390, 360, -1))
 	equalStrings(t, "reversed with a filter", rowKeys(scanAll(t, c, &client.Scan{Table: tbl, Reversed: true,
-		Filter: scanner.NewRowFilter(scanner.CompareEqual, scanner.NewSubstringComparator("99"))})),
+		Filter: filter.NewRowFilter(filter.CompareEqual, filter.NewSubstringComparator("99"))})),
 		[]string{"row-499", "row-399", "row-299", "row-199", "row-099"})
 }
 
@@ -80,14 +80,14 @@ func TestScanMetrics(t *testing.T) {
 		t.Fatalf("plain scan: %d rows, metrics %v; want 500 rows, 500 scanned, 0 filtered", len(rs), m)
 	}
 	// A value filter that keeps one row in ten.
-	f := scanner.NewValueFilter(scanner.CompareEqual, mustRegex(t, "0$"))
+	f := filter.NewValueFilter(filter.CompareEqual, mustRegex(t, "0$"))
 	rs, m = scanAllMetrics(t, c, &client.Scan{Table: tbl, TrackMetrics: true, Filter: f, Caching: 7})
 	if len(rs) != 50 || m[client.MetricRowsScanned] != 500 || m[client.MetricRowsFiltered] != 450 {
 		t.Fatalf("filtered scan: %d rows, metrics %v; want 50 rows, 500 scanned, 450 filtered", len(rs), m)
 	}
 	// A range within one region, and a reversed scan.
 	rs, m = scanAllMetrics(t, c, &client.Scan{Table: tbl, TrackMetrics: true, StartRow: []byte("row-010"), StopRow: []byte("row-030"),
-		Filter: scanner.NewRowFilter(scanner.CompareNotEqual, scanner.NewBinaryComparator([]byte("row-020")))})
+		Filter: filter.NewRowFilter(filter.CompareNotEqual, filter.NewBinaryComparator([]byte("row-020")))})
 	if len(rs) != 19 || m[client.MetricRowsScanned] != 20 || m[client.MetricRowsFiltered] != 1 {
 		t.Fatalf("range scan: %d rows, metrics %v; want 19 rows, 20 scanned, 1 filtered", len(rs), m)
 	}
@@ -97,9 +97,9 @@ func TestScanMetrics(t *testing.T) {
 	}
 }
 
-func mustRegex(t *testing.T, expr string) *scanner.RegexStringComparator {
+func mustRegex(t *testing.T, expr string) *filter.RegexStringComparator {
 	t.Helper()
-	r, err := scanner.NewRegexStringComparator(expr, scanner.DefaultRegexFlags, scanner.CharsetUTF8, scanner.RegexEngineJava)
+	r, err := filter.NewRegexStringComparator(expr, filter.DefaultRegexFlags, filter.CharsetUTF8, filter.RegexEngineJava)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/scanner"
 	"github.com/regionkv/regionkv/wal"
 )
@@ -102,7 +103,7 @@ type Get struct {
 	// TimeRange restricts timestamps; the zero value means all.
 	TimeRange scanner.TimeRange
 	// Filter, if set, filters the row's cells (package scanner).
-	Filter scanner.Filter
+	Filter filter.Filter
 }
 
 // NewGet returns a Get for row.
@@ -255,25 +256,13 @@ func (a *Append) Add(family, qualifier, value []byte) *Append {
 	return a
 }
 
-// CompareOp is HBase's CompareOperator. As in HBase, the comparison reads
-// "expected OP stored": LESS passes when the given value is less than the
-// value in the cell.
-type CompareOp int
-
-// HBase's CompareOperator, in its order.
-const (
-	Less CompareOp = iota
-	LessOrEqual
-	Equal
-	NotEqual
-	GreaterOrEqual
-	Greater
-	NoOp
-)
-
 // CheckAndMutate applies Mutations to Row if the newest value of
 // Family:Qualifier compares as Op with Value: HBase's CheckAndMutate. With
 // Value nil it checks that the column does not exist ("if not exists").
+//
+// As in HBase, the comparison reads "expected OP stored", the other way
+// round from a filter's "stored OP operand": filter.CompareLess passes when
+// Value is less than the value in the cell.
 //
 // Comparator, if set, replaces Value: the check is then
 // Comparator.CompareTo(stored) as Op, as HBase compares with any
@@ -285,10 +274,10 @@ const (
 type CheckAndMutate struct {
 	Row               []byte
 	Family, Qualifier []byte
-	Op                CompareOp
+	Op                filter.CompareOp
 	Value             []byte
-	Comparator        scanner.ByteArrayComparable
-	Filter            scanner.Filter
+	Comparator        filter.ByteArrayComparable
+	Filter            filter.Filter
 	TimeRange         scanner.TimeRange
 	// Mutations are applied atomically if the check passes; all must be for Row.
 	Mutations []Mutation

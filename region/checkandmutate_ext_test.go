@@ -3,7 +3,7 @@ package region
 import (
 	"testing"
 
-	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/filter"
 )
 
 // TestCheckAndMutateComparatorAndFilter covers the two conditions the
@@ -20,14 +20,14 @@ func TestCheckAndMutateComparatorAndFilter(t *testing.T) {
 		c    CheckAndMutate
 		want bool
 	}{
-		{"substring equal", CheckAndMutate{Family: f, Qualifier: q, Op: Equal, Comparator: scanner.NewSubstringComparator("lo wo")}, true},
-		{"substring miss", CheckAndMutate{Family: f, Qualifier: q, Op: Equal, Comparator: scanner.NewSubstringComparator("xyz")}, false},
-		{"binary greater", CheckAndMutate{Family: f, Qualifier: q, Op: Greater, Comparator: scanner.NewBinaryComparator([]byte("zzz"))}, true},
-		{"binary less", CheckAndMutate{Family: f, Qualifier: q, Op: Less, Comparator: scanner.NewBinaryComparator([]byte("zzz"))}, false},
-		{"null on existing", CheckAndMutate{Family: f, Qualifier: q, Op: Equal, Comparator: scanner.NewNullComparator()}, false},
-		{"null on missing", CheckAndMutate{Family: f, Qualifier: []byte("nope"), Op: Equal, Comparator: scanner.NewNullComparator()}, true},
-		{"filter passes", CheckAndMutate{Filter: scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator([]byte("hello world")))}, true},
-		{"filter fails", CheckAndMutate{Filter: scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator([]byte("other")))}, false},
+		{"substring equal", CheckAndMutate{Family: f, Qualifier: q, Op: filter.CompareEqual, Comparator: filter.NewSubstringComparator("lo wo")}, true},
+		{"substring miss", CheckAndMutate{Family: f, Qualifier: q, Op: filter.CompareEqual, Comparator: filter.NewSubstringComparator("xyz")}, false},
+		{"binary greater", CheckAndMutate{Family: f, Qualifier: q, Op: filter.CompareGreater, Comparator: filter.NewBinaryComparator([]byte("zzz"))}, true},
+		{"binary less", CheckAndMutate{Family: f, Qualifier: q, Op: filter.CompareLess, Comparator: filter.NewBinaryComparator([]byte("zzz"))}, false},
+		{"null on existing", CheckAndMutate{Family: f, Qualifier: q, Op: filter.CompareEqual, Comparator: filter.NewNullComparator()}, false},
+		{"null on missing", CheckAndMutate{Family: f, Qualifier: []byte("nope"), Op: filter.CompareEqual, Comparator: filter.NewNullComparator()}, true},
+		{"filter passes", CheckAndMutate{Filter: filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator([]byte("hello world")))}, true},
+		{"filter fails", CheckAndMutate{Filter: filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator([]byte("other")))}, false},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/region"
 )
 
@@ -35,7 +36,7 @@ func Example() {
 		}
 	}
 	ok, err := r.CheckAndMutate(&region.CheckAndMutate{
-		Row: []byte("user1"), Family: info, Qualifier: []byte("email"), Op: region.Equal, Value: nil, // if not exists
+		Row: []byte("user1"), Family: info, Qualifier: []byte("email"), Op: filter.CompareEqual, Value: nil, // if not exists
 		Mutations: []region.Mutation{region.NewPut([]byte("user1")).Add(info, []byte("email"), []byte("ada@example.org"))},
 	})
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,28 +35,28 @@ func TestScanFilters(t *testing.T) {
 		}
 	}
 	for _, reversed := range []bool{false, true} {
-		rows := filterRows(t, r, &Scan{Reversed: reversed, Filter: scanner.NewPrefixFilter(b("ac"))})
+		rows := filterRows(t, r, &Scan{Reversed: reversed, Filter: filter.NewPrefixFilter(b("ac"))})
 		require.Len(t, rows, 7, "%v", rows)
 		for _, row := range rows {
 			require.Contains(t, row, "ac")
 		}
-		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: scanner.NewSingleColumnValueFilter(fam, b("q1"), scanner.CompareEqual, scanner.NewBinaryComparator(b("v2")))})
+		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: filter.NewSingleColumnValueFilter(fam, b("q1"), filter.CompareEqual, filter.NewBinaryComparator(b("v2")))})
 		require.Len(t, rows, 5, "%v", rows) // i = 2, 6, 10, 14, 18
 		for _, row := range rows {
 			require.Contains(t, row, "f:q1=v2")
 			require.Contains(t, row, "g:z=y", "the filter keeps whole rows")
 		}
-		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: scanner.NewFilterList(scanner.MustPassAll,
-			scanner.NewQualifierFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b("q2"))), scanner.NewKeyOnlyFilter(false))})
+		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: filter.NewFilterList(filter.MustPassAll,
+			filter.NewQualifierFilter(filter.CompareEqual, filter.NewBinaryComparator(b("q2"))), filter.NewKeyOnlyFilter(false))})
 		require.Len(t, rows, 20)
 		require.Contains(t, rows[0], "[f:q2=]")
-		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: scanner.NewPageFilter(3)})
+		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: filter.NewPageFilter(3)})
 		require.Len(t, rows, 3)
-		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: scanner.NewColumnPrefixFilter(b("q"))})
+		rows = filterRows(t, r, &Scan{Reversed: reversed, Filter: filter.NewColumnPrefixFilter(b("q"))})
 		require.Len(t, rows, 20)
 		require.NotContains(t, rows[0], "g:z")
 	}
-	res, err := r.Get(&Get{Row: b("ab00"), Filter: scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b("x")))})
+	res, err := r.Get(&Get{Row: b("ab00"), Filter: filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator(b("x")))})
 	require.NoError(t, err)
 	require.Len(t, res.Cells, 1)
 	require.Equal(t, "q2", string(res.Cells[0].Qualifier))
@@ -70,10 +70,10 @@ func TestFilterSeesOnlyFamilyVersions(t *testing.T) {
 	defer r.Close()
 	require.NoError(t, r.Put(NewPut(b("r")).AddAt(fam2, b("q"), 1, b("v1"))))
 	require.NoError(t, r.Put(NewPut(b("r")).AddAt(fam2, b("q"), 2, b("v2"))))
-	res, err := r.Get(&Get{Row: b("r"), Filter: scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b("v1")))})
+	res, err := r.Get(&Get{Row: b("r"), Filter: filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator(b("v1")))})
 	require.NoError(t, err)
 	require.True(t, res.IsEmpty(), "%v", res.Cells)
-	res, err = r.Get(&Get{Row: b("r"), Filter: scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b("v2")))})
+	res, err = r.Get(&Get{Row: b("r"), Filter: filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator(b("v2")))})
 	require.NoError(t, err)
 	require.Len(t, res.Cells, 1)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/scanner"
 	"github.com/stretchr/testify/require"
 )
@@ -460,17 +461,17 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			switch rng.IntN(6) {
 			case 0:
 				mf.rowPrefix = fmt.Sprintf("r%d", rng.IntN(4))
-				s.Filter = scanner.NewPrefixFilter(b(mf.rowPrefix))
+				s.Filter = filter.NewPrefixFilter(b(mf.rowPrefix))
 			case 1:
 				mf.colPrefix = qualOf()
-				s.Filter = scanner.NewColumnPrefixFilter(b(mf.colPrefix))
+				s.Filter = filter.NewColumnPrefixFilter(b(mf.colPrefix))
 			case 2:
 				mf.keyOnly = true
-				s.Filter = scanner.NewKeyOnlyFilter(false)
+				s.Filter = filter.NewKeyOnlyFilter(false)
 			case 3:
 				// A value some recent put wrote.
 				mf.value = fmt.Sprintf("v%d", max(0, i-rng.IntN(200)))
-				s.Filter = scanner.NewValueFilter(scanner.CompareEqual, scanner.NewBinaryComparator(b(mf.value)))
+				s.Filter = filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator(b(mf.value)))
 			}
 			if s.Filter != nil {
 				mf.desc = fmt.Sprintf("%T%+v", s.Filter, mf)

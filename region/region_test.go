@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/scanner"
 	"github.com/stretchr/testify/require"
@@ -212,7 +213,7 @@ func TestCheckAndMutate(t *testing.T) {
 	r := openTest(t, t.TempDir(), nil)
 	defer r.Close()
 	row := b("r")
-	cm := func(op CompareOp, v string, put string) bool {
+	cm := func(op filter.CompareOp, v string, put string) bool {
 		var val []byte
 		if v != "" {
 			val = b(v)
@@ -222,26 +223,26 @@ func TestCheckAndMutate(t *testing.T) {
 		require.NoError(t, err)
 		return ok
 	}
-	require.True(t, cm(Equal, "", "m"), "if not exists")
-	require.False(t, cm(Equal, "", "x"), "exists now")
+	require.True(t, cm(filter.CompareEqual, "", "m"), "if not exists")
+	require.False(t, cm(filter.CompareEqual, "", "x"), "exists now")
 	require.Equal(t, "m", string(getValue(t, r, "row", "f", "q")[:0])+string(getValue(t, r, "r", "f", "q")))
 	// "expected OP stored": Less passes when "a" < "m".
-	require.True(t, cm(Less, "a", "n"))
-	require.False(t, cm(Less, "z", "o"))
-	require.True(t, cm(Greater, "z", "p"))
-	require.True(t, cm(GreaterOrEqual, "p", "q2"))
-	require.True(t, cm(LessOrEqual, "q2", "r"))
-	require.True(t, cm(NotEqual, "x", "s"))
-	require.False(t, cm(Equal, "x", "t"))
-	require.True(t, cm(Equal, "s", "done"))
+	require.True(t, cm(filter.CompareLess, "a", "n"))
+	require.False(t, cm(filter.CompareLess, "z", "o"))
+	require.True(t, cm(filter.CompareGreater, "z", "p"))
+	require.True(t, cm(filter.CompareGreaterOrEqual, "p", "q2"))
+	require.True(t, cm(filter.CompareLessOrEqual, "q2", "r"))
+	require.True(t, cm(filter.CompareNotEqual, "x", "s"))
+	require.False(t, cm(filter.CompareEqual, "x", "t"))
+	require.True(t, cm(filter.CompareEqual, "s", "done"))
 	require.Equal(t, "done", string(getValue(t, r, "r", "f", "q")))
 	// A delete as the mutation.
-	ok, err := r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: Equal, Value: b("done"),
+	ok, err := r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: filter.CompareEqual, Value: b("done"),
 		Mutations: []Mutation{NewDelete(row).AddColumns(fam, b("q"), encoding.LatestTimestamp)}})
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Nil(t, getValue(t, r, "r", "f", "q"))
-	_, err = r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: Equal,
+	_, err = r.CheckAndMutate(&CheckAndMutate{Row: row, Family: fam, Qualifier: b("q"), Op: filter.CompareEqual,
 		Mutations: []Mutation{NewPut(b("other")).Add(fam, b("q"), b("v"))}})
 	require.Error(t, err)
 }

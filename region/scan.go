@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/scanner"
 )
 
@@ -41,7 +42,7 @@ type Scan struct {
 	NoCacheBlocks bool
 	// Filter, if set, decides which rows and cells the scan returns
 	// (package scanner has HBase's filters). It is used by this scan only.
-	Filter scanner.Filter
+	Filter filter.Filter
 }
 
 // ScanResult is one row, or part of a row when the scan splits rows.

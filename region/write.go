@@ -9,7 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
-	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/wal"
 )
 
@@ -598,13 +598,13 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 
 // comparatorMatches is checkMatches with a comparator as the expected side,
 // as HRegion.checkAndMutateInternal does it.
-func comparatorMatches(op CompareOp, cmp scanner.ByteArrayComparable, cell *encoding.KeyValue) bool {
-	if op == NoOp {
+func comparatorMatches(op filter.CompareOp, cmp filter.ByteArrayComparable, cell *encoding.KeyValue) bool {
+	if op == filter.CompareNoOp {
 		return false
 	}
 	var operand []byte
 	switch c := cmp.(type) {
-	case *scanner.NullComparator:
+	case *filter.NullComparator:
 	case interface{ Value() []byte }:
 		operand = c.Value()
 	default:
@@ -619,19 +619,19 @@ func comparatorMatches(op CompareOp, cmp scanner.ByteArrayComparable, cell *enco
 	return compareResultMatches(op, cmp.CompareTo(cell.Value))
 }
 
-func compareResultMatches(op CompareOp, c int) bool {
+func compareResultMatches(op filter.CompareOp, c int) bool {
 	switch op {
-	case Less:
+	case filter.CompareLess:
 		return c < 0
-	case LessOrEqual:
+	case filter.CompareLessOrEqual:
 		return c <= 0
-	case Equal:
+	case filter.CompareEqual:
 		return c == 0
-	case NotEqual:
+	case filter.CompareNotEqual:
 		return c != 0
-	case GreaterOrEqual:
+	case filter.CompareGreaterOrEqual:
 		return c >= 0
-	case Greater:
+	case filter.CompareGreater:
 		return c > 0
 	}
 	return false
@@ -639,13 +639,13 @@ func compareResultMatches(op CompareOp, c int) bool {
 
 // checkMatches is HBase's check: "expected OP stored", with an empty or nil
 // expected value meaning "the column does not exist (or is empty)".
-func checkMatches(op CompareOp, expected []byte, cell *encoding.KeyValue) bool {
-	if op == NoOp {
+func checkMatches(op filter.CompareOp, expected []byte, cell *encoding.KeyValue) bool {
+	if op == filter.CompareNoOp {
 		return false
 	}
 	if len(expected) == 0 {
 		exists := cell != nil && len(cell.Value) > 0
-		return !exists == (op != NotEqual)
+		return !exists == (op != filter.CompareNotEqual)
 	}
 	if cell == nil {
 		return false

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 )
 
 // MatchCode tells the StoreScanner what to do with a cell: HBase's
@@ -74,7 +75,7 @@ type QueryOptions struct {
 	ReuseCells bool
 	// Filter, if set, sees every cell that passes the other checks, as in
 	// HBase's UserScanQueryMatcher; it is shared by the read's stores.
-	Filter Filter
+	Filter filter.Filter
 	// FamilyMaxVersions is the family's VERSIONS: with a filter, versions
 	// are counted against it before the filter sees them.
 	FamilyMaxVersions int
@@ -249,7 +250,7 @@ func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 	}
 	// HBase's mergeFilterResponse.
 	switch rc {
-	case FilterSkip:
+	case filter.FilterSkip:
 		switch code {
 		case MatchInclude:
 			return MatchSkip
@@ -257,20 +258,20 @@ func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 			return MatchSeekNextCol
 		}
 		return MatchSeekNextRow
-	case FilterNextCol:
+	case filter.FilterNextCol:
 		if code == MatchIncludeAndSeekNextRow {
 			return MatchSeekNextRow
 		}
 		return m.nextColumnOrRow(kv)
-	case FilterNextRow:
+	case filter.FilterNextRow:
 		return MatchSeekNextRow
-	case FilterSeekNextUsingHint:
+	case filter.FilterSeekNextUsingHint:
 		return MatchSeekNextUsingHint
-	case FilterIncludeAndNextCol:
+	case filter.FilterIncludeAndNextCol:
 		if code == MatchInclude {
 			code = MatchIncludeAndSeekNextCol
 		}
-	case FilterIncludeAndSeekNextRow:
+	case filter.FilterIncludeAndSeekNextRow:
 		code = MatchIncludeAndSeekNextRow
 	}
 	m.included++

@@ -2,6 +2,7 @@ package scanner
 
 import (
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 )
 
 // StoreScanner reads one store (column family): it merges the store's
@@ -17,7 +18,7 @@ type StoreScanner struct {
 	cmp      *encoding.Comparer
 	reversed bool
 	reuse    bool
-	filter   Filter
+	filter   filter.Filter
 	keyBuf   []byte
 	rowBuf   []byte
 	famBuf   []byte // the column seekNextCol leaves

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
@@ -303,7 +304,7 @@ func (s *Server) checkAndMutate(hr *hostedRegion, r *region.Region, cond *hbasep
 			return false, err
 		}
 		cm.Family, cm.Qualifier = cond.GetFamily(), nonNilBytes(cond.GetQualifier())
-		cm.Op = region.CompareOp(cond.GetCompareType())
+		cm.Op = filter.CompareOp(cond.GetCompareType())
 		if cond.Comparator == nil {
 			return false, badRequest("check-and-mutate condition without a comparator or a filter")
 		}

@@ -8,12 +8,12 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/scanner"
 	"github.com/regionkv/regionkv/wal"
-	"google.golang.org/protobuf/proto"
 )
 
 // Exception classes the server raises beyond ipc's list.
@@ -106,23 +106,16 @@ func timeRangeFromPB(tr *hbasepb.TimeRange) (scanner.TimeRange, error) {
 	return out, nil
 }
 
-func filterFromPB(f *hbasepb.Filter) (scanner.Filter, error) {
-	if f == nil {
-		return nil, nil
-	}
-	flt, err := scanner.DecodeFilter(f.GetName(), f.GetSerializedFilter())
+func filterFromPB(f *hbasepb.Filter) (filter.Filter, error) {
+	flt, err := filter.FilterFromPB(f)
 	if err != nil {
 		return nil, &ipc.Exception{Class: ipc.ClassDoNotRetryIOException, Message: "filter " + f.GetName() + ": " + err.Error()}
 	}
 	return flt, nil
 }
 
-func comparatorFromPB(c *hbasepb.Comparator) (scanner.ByteArrayComparable, error) {
-	b, err := proto.Marshal(c)
-	if err != nil {
-		return nil, badRequest("comparator: %v", err)
-	}
-	cmp, err := scanner.ComparatorFromProto(b)
+func comparatorFromPB(c *hbasepb.Comparator) (filter.ByteArrayComparable, error) {
+	cmp, err := filter.ComparatorFromPB(c)
 	if err != nil {
 		return nil, badRequest("comparator %s: %v", c.GetName(), err)
 	}

@@ -133,7 +133,7 @@ func (s *remoteStore) Append(a *region.Append) (*region.Result, error) {
 func (s *remoteStore) CheckAndMutate(cm *region.CheckAndMutate) (bool, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	cond := client.Condition{Family: cm.Family, Qualifier: cm.Qualifier, Op: scanner.CompareOp(cm.Op),
+	cond := client.Condition{Family: cm.Family, Qualifier: cm.Qualifier, Op: cm.Op,
 		Value: cm.Value, Comparator: cm.Comparator, Filter: cm.Filter, TimeRange: clientTimeRange(cm.TimeRange)}
 	var muts []*client.Mutation
 	for _, m := range cm.Mutations {

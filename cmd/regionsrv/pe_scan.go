@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/region"
-	"github.com/regionkv/regionkv/scanner"
 )
 
 // The scan commands, after HBase PerformanceEvaluation's ScanTest,
@@ -136,7 +136,7 @@ func (c *peClient) filterScan(int64) (time.Duration, error) {
 	}
 	s := &region.Scan{
 		NoCacheBlocks: !c.t.cacheBlocks,
-		Filter:        scanner.NewSingleColumnValueFilter(family, qualifier, scanner.CompareEqual, scanner.NewBinaryComparator(value)),
+		Filter:        filter.NewSingleColumnValueFilter(family, qualifier, filter.CompareEqual, filter.NewBinaryComparator(value)),
 	}
 	for _, q := range c.t.qualifiers {
 		s.Columns = append(s.Columns, region.Column{Family: family, Qualifier: q})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/wal"
 )
@@ -274,7 +275,7 @@ func (c *peClient) checkAndPut(row int64) (time.Duration, error) {
 	first, second := newPut(), newPut()
 	cam := &region.CheckAndMutate{
 		Row: key, Family: family, Qualifier: qualCheckAndPut,
-		Op: region.Equal, Value: key, Mutations: []region.Mutation{second},
+		Op: filter.CompareEqual, Value: key, Mutations: []region.Mutation{second},
 	}
 	start := time.Now()
 	if err := c.t.r.Put(first); err != nil {

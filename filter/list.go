@@ -1,4 +1,4 @@
-package scanner
+package filter
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ type FilterList struct {
 // MustPassAll or MustPassOne.
 func NewFilterList(op FilterListOperator, filters ...Filter) *FilterList {
 	if op != MustPassAll && op != MustPassOne {
-		panic(errors.AssertionFailedf("scanner: invalid FilterList operator %d", op))
+		panic(errors.AssertionFailedf("filter: invalid FilterList operator %d", op))
 	}
 	l := &FilterList{op: op, hintFilter: -1}
 	for _, f := range filters {
@@ -256,7 +256,7 @@ func (l *FilterList) answerFromPrevious(i int, kv *encoding.KeyValue) (ReturnCod
 
 // Return codes split into whether they include the cell and how far they
 // move the scan; HBase's merge tables for AND and OR follow from that
-// (filter_list_test.go checks them cell by cell).
+// (list_test.go checks them cell by cell).
 type step uint8
 
 const (

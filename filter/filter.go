@@ -1,4 +1,4 @@
-package scanner
+package filter
 
 import (
 	"fmt"
@@ -174,15 +174,16 @@ func (b *FilterBase) IsReversed() bool { return b.reversed }
 // that do not decode as its message, or an operator the filter cannot
 // apply. The server answers them with org.apache.hadoop.hbase.DoNotRetryIOException,
 // as HBase does. Test with errors.Is.
-var ErrBadFilter = errors.New("scanner: bad filter")
+var ErrBadFilter = errors.New("filter: bad filter")
 
 func badFilterf(format string, args ...interface{}) error {
 	return errors.Mark(errors.Newf(format, args...), ErrBadFilter)
 }
 
-// CompareOp is the operator of a comparison filter: HBase's
-// CompareFilter.CompareOp / CompareOperator. The values are those of
-// HBase's CompareType protobuf enum and are part of the wire format.
+// CompareOp is the operator of a comparison filter and of a
+// CheckAndMutate condition: HBase's CompareFilter.CompareOp /
+// CompareOperator. The values are those of HBase's CompareType protobuf
+// enum (hbasepb.CompareType) and are part of the wire format.
 type CompareOp int32
 
 // Compare operators.
