@@ -1,14 +1,23 @@
 // Command regionsrv is RegionKV's binary: the region server and the
-// operator's tools named after HBase's.
+// operator's tools named after HBase's. It only parses the command line:
+// serve calls server/, the tools are the packages under tool/.
 //
 //	regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT]
-//	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile`
+//	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile` (tool/hfileprint)
+//	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
+//	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+
+	"github.com/regionkv/regionkv/tool/hfileprint"
+	"github.com/regionkv/regionkv/tool/pe"
+	"github.com/regionkv/regionkv/tool/walprint"
 )
 
 type command struct {
@@ -19,9 +28,17 @@ type command struct {
 
 var commands = []command{
 	{"serve", "run the region server (HBase's client protocol, hbase:meta, ZooKeeper registration)", runServe},
-	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", runHFile},
-	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", runWAL},
+	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", hfileprint.Main},
+	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
+}
+
+// runPE is `regionsrv pe`. SIGINT ends the run early with the summary of
+// what it did (exit 130) instead of killing the process.
+func runPE(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return pe.Main(ctx, args, stdout, stderr)
 }
 
 func usage(w io.Writer) {

@@ -13,10 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/cockroachdb/errors"
-	"github.com/regionkv/regionkv/internal/zkserver"
 	"github.com/regionkv/regionkv/server"
 )
 
@@ -26,6 +24,8 @@ type defineFlags []string
 func (d *defineFlags) String() string     { return strings.Join(*d, ",") }
 func (d *defineFlags) Set(v string) error { *d = append(*d, v); return nil }
 
+// runServe is `regionsrv serve`: it turns the flags into a server.Config
+// and calls server.Run, which stops on SIGTERM or SIGINT.
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -92,50 +92,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *zkAddr != "" {
 		cfg.ZKQuorum = *zkAddr
 	}
-	if err := serve(cfg, *standalone, zkPort, stdout, log); err != nil {
+	if *standalone && cfg.ZKQuorum != "" {
+		fmt.Fprintln(stderr, "regionsrv serve: --standalone starts its own ZooKeeper; do not also give --zk")
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err := server.Run(ctx, cfg, server.RunOptions{Standalone: *standalone, ZKPort: zkPort,
+		Serving: func(srv *server.Server, zkQuorum string) {
+			fmt.Fprintf(stdout, "regionsrv serving: rpc=%s info=%s zookeeper=%s data=%s\n", srv.Addr(), srv.InfoAddr(), zkQuorum, cfg.DataDir)
+		}})
+	if err != nil {
 		fmt.Fprintf(stderr, "regionsrv serve: %v\n", err)
 		return 1
 	}
 	return 0
-}
-
-func serve(cfg server.Config, standalone bool, zkPort int, stdout io.Writer, log *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	var zks *zkserver.Server
-	if standalone {
-		if cfg.ZKQuorum != "" {
-			return errors.New("--standalone starts its own ZooKeeper; do not also give --zk")
-		}
-		var err error
-		zks, err = zkserver.Start(ctx, zkserver.Config{Dir: filepath.Join(cfg.DataDir, "zookeeper"), Port: zkPort, Logger: log})
-		if err != nil {
-			return errors.Wrap(err, "starting ZooKeeper")
-		}
-		defer func() {
-			if err := zks.Stop(); err != nil {
-				log.Error("stopping ZooKeeper", "err", err)
-			}
-		}()
-		cfg.ZKQuorum = zks.Addr()
-		log.Info("ZooKeeper started", "addr", zks.Addr(), "pid", zks.Pid(), "log", zks.LogPath())
-	}
-	srv, err := server.Start(cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "regionsrv serving: rpc=%s info=%s zookeeper=%s data=%s\n", srv.Addr(), srv.InfoAddr(), cfg.ZKQuorum, cfg.DataDir)
-	var zkDied <-chan struct{}
-	if zks != nil {
-		zkDied = zks.Done()
-	}
-	select {
-	case <-ctx.Done():
-		log.Info("signal received, shutting down")
-	case <-zkDied:
-		log.Error("ZooKeeper child process exited; shutting down", "err", zks.Wait())
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
 }

@@ -1,4 +1,4 @@
-package main
+package pe
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -31,20 +30,17 @@ import (
 	"golang.org/x/term"
 )
 
-// runPE is `regionsrv pe [options] COMMAND NCLIENTS`, modelled on `hbase pe
-// --nomapred` (HBase's PerformanceEvaluation run in-process): NCLIENTS
-// goroutines run COMMAND against an embedded region in --dir, table
-// TestTable with families info0..info<families-1>, qualifiers
-// "0".."columns-1" and 26-digit row keys. It prints a summary and, with
-// --json, one JSON object on the last line of stdout. Bad options exit 2; an
-// operation that fails stops the run and exits 1.
-func runPE(args []string, stdout, stderr io.Writer) int {
+// Main runs `regionsrv pe` with args (the arguments after "pe"): it
+// prints the summary (and the --json line) to stdout, and the progress bar,
+// warnings and errors to stderr. It returns the exit status: 0; 1 if an
+// operation failed (which stops the run); 2 for bad options; 130 if ctx was
+// cancelled during the run, after printing the summary of what was done (the
+// binary cancels it on SIGINT, and 130 is how a shell reports one).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, code := parsePEOptions(args, stderr)
 	if o == nil {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	res, err := o.run(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "regionsrv pe: %s: %v\n", o.cmd.name, err)

@@ -1,8 +1,19 @@
-package main
+// Package hfileprint is `regionsrv hfile`, RegionKV's HFile printer,
+// modelled on `hbase hfile` (HBase's HFilePrettyPrinter): it prints an
+// HFile's cells, trailer and file info, block index and block headers, row
+// statistics, and checks that its keys are in order.
+//
+//	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE
+//
+// Main is the whole command line; cmd/regionsrv only dispatches to it.
+// With -p, cells print as HBase prints them, one per line, non-printable
+// bytes as \xNN:
+//
+//	K: row/family:qualifier/timestamp/Type/vlen=N/seqid=N V: value
+package hfileprint
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,12 +23,16 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/tool/internal/cli"
 )
 
-// runHFile is `regionsrv hfile`, modelled on `hbase hfile` (HFilePrettyPrinter).
-func runHFile(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hfile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// Main runs `regionsrv hfile` with args (the arguments after "hfile"),
+// printing to stdout and reporting errors on stderr. It returns the exit
+// status: 0; 1 if the file cannot be read, is corrupt (the error names the
+// file and block offset) or, with -k, has keys out of order; 2 for a bad
+// command line (also -help: -h is the block headers flag).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := cli.NewFlagSet("hfile", "[-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE", stderr)
 	printKV := fs.Bool("p", false, "print cells: K: row/family:qualifier/timestamp/Type/vlen=N/seqid=N V: value")
 	printMeta := fs.Bool("m", false, "print the trailer, file info and bloom filter metadata")
 	printStats := fs.Bool("s", false, "print statistics on key, value and row sizes")
@@ -25,22 +40,13 @@ func runHFile(args []string, stdout, stderr io.Writer) int {
 	printHeaders := fs.Bool("h", false, "print the header of every block (verifies every checksum)")
 	checkRows := fs.Bool("k", false, "check that rows are in order; exit 1 on an out-of-order key")
 	keysOnly := fs.Bool("e", false, "print keys only")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE")
-		fs.PrintDefaults()
+	path, ok := fs.ParsePath(args)
+	if !ok {
+		return cli.ExitUsage
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	path := fs.Arg(0)
 	r, err := hfile.OpenFile(path, hfile.ReaderOptions{})
 	if err != nil {
-		fmt.Fprintf(stderr, "regionsrv hfile: %v\n", err)
-		return 1
+		return fs.Fail(err)
 	}
 	defer r.Close()
 	p := &hfilePrinter{r: r, w: stdout}
@@ -60,15 +66,14 @@ func runHFile(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if err := s.fn(); err != nil {
-			fmt.Fprintf(stderr, "regionsrv hfile: %v\n", err)
-			return 1
+			return fs.Fail(err)
 		}
 	}
 	if p.outOfOrder > 0 {
-		fmt.Fprintf(stderr, "regionsrv hfile: %d out-of-order keys in %s\n", p.outOfOrder, path)
-		return 1
+		fs.Reportf("%d out-of-order keys in %s", p.outOfOrder, path)
+		return cli.ExitFailure
 	}
-	return 0
+	return cli.ExitOK
 }
 
 type hfilePrinter struct {

@@ -1,4 +1,4 @@
-package main
+package pe
 
 import (
 	"math/rand/v2"
@@ -18,7 +18,7 @@ type peCommand struct {
 	write bool
 	// read commands need a table written by an earlier run.
 	read bool
-	// meta commands work on hbase:meta (pe_meta.go).
+	// meta commands work on hbase:meta (meta.go).
 	meta bool
 	// pick says how a command chooses its row for its n-th operation.
 	pick peRowPick

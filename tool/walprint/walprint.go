@@ -1,7 +1,14 @@
-package main
+// Package walprint is `regionsrv wal`, RegionKV's WAL printer, modelled on
+// `hbase wal` (HBase's WALPrettyPrinter): it prints the entries of one
+// segment file, or of every segment of a WAL directory in order, and a
+// summary line.
+//
+//	regionsrv wal [-p] FILE|DIR
+//
+// Main is the whole command line; cmd/regionsrv only dispatches to it.
+package walprint
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,40 +16,30 @@ import (
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/internal/vfs"
+	"github.com/regionkv/regionkv/tool/internal/cli"
 	"github.com/regionkv/regionkv/wal"
 )
 
-// runWAL is `regionsrv wal`, modelled on `hbase wal` (WALPrettyPrinter): it
-// prints the entries of one segment file, or of every segment of a WAL
-// directory in order. A torn tail at the end (of the file, or of the
-// directory's last segment) is a warning and exit 0; corruption is an error
-// naming the file and offset, exit 1.
-func runWAL(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("wal", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// Main runs `regionsrv wal` with args (the arguments after "wal"),
+// printing to stdout and reporting errors on stderr. It returns the exit
+// status. A torn tail at the end (of the file, or of the directory's last
+// segment) is a warning and exit 0; corruption is an error naming the file
+// and offset, exit 1; a bad command line (or -help) is exit 2.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := cli.NewFlagSet("wal", "[-p] FILE|DIR", stderr)
 	printCells := fs.Bool("p", false, "print each entry's cells: row, column, timestamp, type and value")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: regionsrv wal [-p] FILE|DIR")
-		fs.PrintDefaults()
+	path, ok := fs.ParsePath(args)
+	if !ok {
+		return cli.ExitUsage
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	path := fs.Arg(0)
 	st, err := os.Stat(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "regionsrv wal: %v\n", err)
-		return 1
+		return fs.Fail(err)
 	}
 	paths := []string{path}
 	if st.IsDir() {
 		if paths, err = wal.ListSegments(vfs.Default, path); err != nil {
-			fmt.Fprintf(stderr, "regionsrv wal: %v\n", err)
-			return 1
+			return fs.Fail(err)
 		}
 	}
 	r := wal.NewReader(vfs.Default, paths)
@@ -55,8 +52,7 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "regionsrv wal: %v\n", err)
-			return 1
+			return fs.Fail(err)
 		}
 		if r.Segment() != segment {
 			segment = r.Segment()
@@ -77,10 +73,10 @@ func runWAL(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	if s.TornTail {
-		fmt.Fprintf(stderr, "regionsrv wal: warning: torn tail in %s at offset %d: %d bytes dropped (a write cut short by a crash)\n",
+		fs.Reportf("warning: torn tail in %s at offset %d: %d bytes dropped (a write cut short by a crash)",
 			s.TornSegment, s.TornOffset, s.DroppedBytes)
 	}
-	return 0
+	return cli.ExitOK
 }
 
 // javaDate is the layout of Java's Date.toString, which `hbase wal` prints.

@@ -1,4 +1,4 @@
-package main
+package pe
 
 import (
 	"context"
@@ -192,7 +192,7 @@ func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *cl
 		return nil, nil, errors.Wrapf(err, "connecting to the cluster at %s", zk)
 	}
 	if o.cmd.meta {
-		// Their table is TestTableMeta, handled in pe_meta.go.
+		// Their table is TestTableMeta, handled in meta.go.
 		return &remoteStore{c: c, table: peMetaRemoteTable, timeout: 60 * time.Second}, c, nil
 	}
 	_, err = c.TableDescriptor(ctx, peTableName)

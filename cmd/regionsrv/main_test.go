@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestDispatch checks the command line's top level: every subcommand
+// reaches its tool (each tool's package tests the tool itself), and bad or
+// missing commands exit 2 with the usage.
+func TestDispatch(t *testing.T) {
+	for _, c := range []struct {
+		args  []string
+		code  int
+		usage string
+	}{
+		{nil, 2, "usage: regionsrv COMMAND [options]"},
+		{[]string{"help"}, 0, "usage: regionsrv COMMAND [options]"},
+		{[]string{"--help"}, 0, "usage: regionsrv COMMAND [options]"},
+		{[]string{"nosuch"}, 2, "usage: regionsrv COMMAND [options]"},
+		{[]string{"serve", "extra"}, 2, `regionsrv serve: unexpected argument "extra"`},
+		{[]string{"serve", "--help"}, 0, "usage: regionsrv serve [--config hbase-site.xml]"},
+		{[]string{"hfile"}, 2, "usage: regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE"},
+		{[]string{"hfile", "--help"}, 2, "usage: regionsrv hfile"},
+		{[]string{"wal"}, 2, "usage: regionsrv wal [-p] FILE|DIR"},
+		{[]string{"pe"}, 2, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
+		{[]string{"pe", "--help"}, 0, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
+	} {
+		code, out, errOut := runCmd(c.args...)
+		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)
+		require.Empty(t, out, "%q", c.args)
+		require.Contains(t, errOut, c.usage, "%q", c.args)
+	}
+	code, _, errOut := runCmd("serve", "--standalone", "--zk", "127.0.0.1:1", "--data-dir", t.TempDir())
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "regionsrv serve: --standalone starts its own ZooKeeper; do not also give --zk")
+}
