@@ -2,7 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/regionkv/regionkv/internal/hbaseconf"
 
 	"github.com/stretchr/testify/require"
 )
@@ -42,4 +47,26 @@ func TestDispatch(t *testing.T) {
 	code, _, errOut := runCmd("serve", "--standalone", "--zk", "127.0.0.1:1", "--data-dir", t.TempDir())
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "regionsrv serve: --standalone starts its own ZooKeeper; do not also give --zk")
+}
+
+// TestServePrintConfig: --print-config lists every registered property with
+// its effective value, in a form --config loads back, and starts nothing.
+func TestServePrintConfig(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCmd("serve", "--print-config", "--data-dir", dir,
+		"-D", "hbase.hregion.memstore.flush.size=1048576", "-D", "hfile.block.cache.policy=TinyLFU")
+	require.Equal(t, 0, code, errOut)
+	for _, p := range hbaseconf.Properties() {
+		require.Contains(t, out, "<name>"+p.Name+"</name>")
+	}
+	require.Contains(t, out, "<value>1048576</value>")
+	require.Contains(t, out, "<value>TinyLFU</value>")
+	require.Contains(t, out, "<value>"+dir+"</value>")
+	site := filepath.Join(t.TempDir(), "hbase-site.xml")
+	require.NoError(t, os.WriteFile(site, []byte(out), 0o644))
+	code, again, errOut := runCmd("serve", "--print-config", "--config", site, "--data-dir", dir)
+	require.Equal(t, 0, code, errOut)
+	// Loaded back, every property is set, each to the same value.
+	require.Equal(t, strings.ReplaceAll(out, "<source>default</source>", "<source>set</source>"), again)
+	require.Equal(t, 2, func() int { c, _, _ := runCmd("serve", "--print-config", "-D", "no.such.property=1"); return c }())
 }

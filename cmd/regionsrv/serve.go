@@ -34,10 +34,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	standalone := fs.Bool("standalone", false, "start ZooKeeper as a child process, like HBase's standalone mode")
 	zkAddr := fs.String("zk", "", "ZooKeeper quorum to register in (host:port,...)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	printConfig := fs.Bool("print-config", false, "print every configuration property with its effective value (hbase-site.xml format) and exit")
 	var defines defineFlags
 	fs.Var(&defines, "D", "set a configuration property: -D key=value (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT]")
+		fmt.Fprintln(stderr, "usage: regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT] [--print-config]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +92,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	if *zkAddr != "" {
 		cfg.ZKQuorum = *zkAddr
+	}
+	if *printConfig {
+		// The flags that stand for properties show as those properties.
+		_ = cfg.Set("hbase.rootdir", cfg.DataDir)
+		if *zkAddr != "" {
+			_ = cfg.Set("hbase.zookeeper.quorum", *zkAddr)
+		}
+		if err := cfg.WriteConfigXML(stdout); err != nil {
+			fmt.Fprintf(stderr, "regionsrv serve: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *standalone && cfg.ZKQuorum != "" {
 		fmt.Fprintln(stderr, "regionsrv serve: --standalone starts its own ZooKeeper; do not also give --zk")

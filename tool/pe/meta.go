@@ -109,7 +109,7 @@ func (o *peOptions) metaRegionOptions() region.Options {
 			f.Compression = o.famTemplate.Compression
 		}
 		if o.flagSet["bloomFilter"] {
-			f.Bloom, f.NoBloom = o.famTemplate.Bloom, o.famTemplate.NoBloom
+			f.BloomFilter = o.famTemplate.BloomFilter
 		}
 		if o.flagSet["inmemory"] {
 			f.InMemory = o.famTemplate.InMemory

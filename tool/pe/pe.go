@@ -21,9 +21,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/blockcache"
-	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/internal/hbaseconf"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/wal"
 	"github.com/schollz/progressbar/v3"
@@ -225,10 +225,9 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	if err != nil {
 		return bad("--compress: %v", err)
 	}
-	if fam.Bloom, err = hfile.ParseBloomType(*bloomFilter); err != nil {
+	if fam.BloomFilter, err = region.ParseBloomFilter(*bloomFilter); err != nil {
 		return bad("--bloomFilter: %v", err)
 	}
-	fam.NoBloom = fam.Bloom == hfile.BloomNone
 	o.famTemplate = fam
 	for i := 0; i < *families; i++ {
 		f := fam
@@ -242,11 +241,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	var scratch region.Options
 	bc := blockcache.DefaultOptions()
 	for _, kv := range o.config {
-		set := scratch.SetConfig
-		if blockcache.IsConfigKey(kv[0]) {
-			set = bc.SetConfig
-		}
-		if err := set(kv[0], kv[1]); err != nil {
+		if err := applyConfig(&scratch, &bc, kv[0], kv[1]); err != nil {
 			return bad("-D %s=%s: %v", kv[0], kv[1], err)
 		}
 	}
@@ -280,13 +275,29 @@ func peUsage(w io.Writer, fs *flag.FlagSet) {
 	fs.PrintDefaults()
 }
 
+// applyConfig gives one -D property to the component the registry says
+// reads it: the region or the block cache. pe runs no server, so the
+// server's properties are refused rather than ignored.
+func applyConfig(ro *region.Options, bc *blockcache.Options, key, value string) error {
+	p, ok := hbaseconf.Lookup(key)
+	if !ok {
+		return errors.Newf("unknown property %q", key)
+	}
+	switch p.Component {
+	case hbaseconf.Region:
+		return ro.SetConfig(key, value)
+	case hbaseconf.BlockCache:
+		return bc.SetConfig(key, value)
+	}
+	return errors.Newf("property %q is read by %s, which pe does not run", key, p.Component)
+}
+
 // regionOptions returns the options to open TestTable's region with.
 func (o *peOptions) regionOptions() region.Options {
 	ro := region.Options{Table: "TestTable", Families: o.families}
+	var bc blockcache.Options
 	for _, kv := range o.config {
-		if !blockcache.IsConfigKey(kv[0]) {
-			_ = ro.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
-		}
+		_ = applyConfig(&ro, &bc, kv[0], kv[1]) // validated by parsePEOptions
 	}
 	return ro
 }
@@ -295,10 +306,9 @@ func (o *peOptions) regionOptions() region.Options {
 // (hfile.block.cache.size 0.4 of the memory budget) and the -D settings.
 func (o *peOptions) blockCacheOptions() blockcache.Options {
 	bc := blockcache.DefaultOptions()
+	var ro region.Options
 	for _, kv := range o.config {
-		if blockcache.IsConfigKey(kv[0]) {
-			_ = bc.SetConfig(kv[0], kv[1]) // validated by parsePEOptions
-		}
+		_ = applyConfig(&ro, &bc, kv[0], kv[1]) // validated by parsePEOptions
 	}
 	return bc
 }
@@ -339,7 +349,7 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		store  peStore
 		remote *remoteStore
 		r      *region.Region
-		cache  *hfileadapter.Cache
+		cache  *region.Cache
 		closed bool
 	)
 	if o.zk != "" {
@@ -373,13 +383,13 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 			}
 		}
 		if bc := o.blockCacheOptions(); bc.CacheSize() > 0 {
-			c, err := hfileadapter.New(bc)
+			c, err := region.NewCacheWithOptions(bc)
 			if err != nil {
 				return nil, errors.Wrap(err, "block cache")
 			}
 			defer c.Close()
-			cache = &c
-			ro.BlockCache = c
+			cache = c
+			ro.Cache = c
 		}
 		if r, err = region.Open(dir, ro); err != nil {
 			return nil, errors.Wrapf(err, "opening the region in %s", dir)
