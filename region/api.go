@@ -7,7 +7,6 @@ import (
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
-	"github.com/regionkv/regionkv/scanner"
 	"github.com/regionkv/regionkv/wal"
 )
 
@@ -22,7 +21,7 @@ type Mutation interface {
 type Put struct {
 	Row        []byte
 	Cells      []encoding.KeyValue // Family, Qualifier, Timestamp, Value (Row and Type are set by the region)
-	Durability wal.Durability      // wal.UseDefault means the region's default
+	Durability Durability          // UseDefault means the region's default
 	// TTL, if positive, is a per-cell time to live (HBase's Mutation.setTTL):
 	// it travels with each cell as HBase's TTL tag.
 	TTL time.Duration
@@ -50,7 +49,7 @@ func (p *Put) mutationDurability() wal.Durability { return p.Durability }
 type Delete struct {
 	Row        []byte
 	Cells      []encoding.KeyValue // delete markers: Family, Qualifier, Timestamp, Type
-	Durability wal.Durability
+	Durability Durability
 }
 
 // NewDelete returns a Delete for row; with nothing added it deletes the row.
@@ -101,7 +100,7 @@ type Get struct {
 	// MaxVersions per column (default 1, capped by the family's VERSIONS).
 	MaxVersions int
 	// TimeRange restricts timestamps; the zero value means all.
-	TimeRange scanner.TimeRange
+	TimeRange TimeRange
 	// Filter, if set, filters the row's cells (package scanner).
 	Filter filter.Filter
 }
@@ -221,7 +220,7 @@ func (r *Result) Latest(family, qualifier []byte) *encoding.KeyValue {
 type Increment struct {
 	Row        []byte
 	Columns    []IncrementColumn
-	Durability wal.Durability
+	Durability Durability
 }
 
 // IncrementColumn is one counter of an Increment.
@@ -244,7 +243,7 @@ func (i *Increment) Add(family, qualifier []byte, amount int64) *Increment {
 type Append struct {
 	Row        []byte
 	Cells      []encoding.KeyValue // Family, Qualifier, Value to append
-	Durability wal.Durability
+	Durability Durability
 }
 
 // NewAppend returns an Append for row.
@@ -278,7 +277,7 @@ type CheckAndMutate struct {
 	Value             []byte
 	Comparator        filter.ByteArrayComparable
 	Filter            filter.Filter
-	TimeRange         scanner.TimeRange
+	TimeRange         TimeRange
 	// Mutations are applied atomically if the check passes; all must be for Row.
 	Mutations []Mutation
 }

@@ -13,7 +13,7 @@
 //	r, err := region.Open(dir, region.Options{
 //		Families: []region.FamilyOptions{{
 //			Name:        "f",
-//			MaxVersions: 3,                       // VERSIONS
+//			MaxVersions: 3,                        // VERSIONS (default 1)
 //			Compression: region.CompressionSnappy, // COMPRESSION (default NONE)
 //			Encoding:    region.EncodingFastDiff,  // DATA_BLOCK_ENCODING (default NONE)
 //			// BloomFilter: ROW unless set; BlockSize: 4 KiB unless set
@@ -38,11 +38,11 @@
 // increments of a counter never lose one. The region does not retain a
 // mutation or its slices after the call returns: they may be reused.
 //
-// Durability is per mutation or Options.Durability: SYNC_WAL (the default)
+// Durability is per mutation or Options.Durability: SyncWAL (the default)
 // has the WAL entry written to the operating system before the call returns
-// (it survives the process being killed); FSYNC_WAL also fsyncs it, with
-// group commit (it survives power loss); ASYNC_WAL writes it soon after;
-// SKIP_WAL not at all (the edit is lost in a crash before the next flush).
+// (it survives the process being killed); FSyncWAL also fsyncs it, with
+// group commit (it survives power loss); AsyncWAL writes it soon after;
+// SkipWAL not at all (the edit is lost in a crash before the next flush).
 //
 // # Reading
 //

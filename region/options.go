@@ -203,7 +203,7 @@ type Options struct {
 	RowLockWait time.Duration
 	// Durability is the default for mutations that say USE_DEFAULT
 	// (SYNC_WAL if unset).
-	Durability wal.Durability
+	Durability Durability
 	// WALRollSize is the size at which WAL segments roll.
 	WALRollSize int64
 	// Compaction: HBase's hbase.hstore.compaction.min / .max / .ratio /

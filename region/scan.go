@@ -22,7 +22,7 @@ type Scan struct {
 	// Columns, MaxVersions and TimeRange as for Get.
 	Columns     []Column
 	MaxVersions int
-	TimeRange   scanner.TimeRange
+	TimeRange   TimeRange
 	// Limit is the most rows to return; 0 means all.
 	Limit int
 	// StoreLimit and StoreOffset are HBase's maxResultsPerColumnFamily and

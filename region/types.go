@@ -1,0 +1,27 @@
+package region
+
+import (
+	"github.com/regionkv/regionkv/scanner"
+	"github.com/regionkv/regionkv/wal"
+)
+
+// Durability is HBase's Durability: how far a mutation's WAL entry gets
+// before the call returns. The zero value, UseDefault, means the region's
+// Options.Durability (SYNC_WAL unless set).
+type Durability = wal.Durability
+
+// The durability levels, weakest first after UseDefault.
+const (
+	UseDefault = wal.UseDefault // the region's default
+	SkipWAL    = wal.SkipWAL    // not logged: lost in a crash before the next flush
+	AsyncWAL   = wal.AsyncWAL   // logged soon after the call returns
+	SyncWAL    = wal.SyncWAL    // written to the operating system: survives a killed process
+	FSyncWAL   = wal.FSyncWAL   // fsync'd (group commit): survives power loss
+)
+
+// TimeRange is HBase's TimeRange, [Min, Max) in milliseconds, for Get,
+// Scan and CheckAndMutate. The zero value means every timestamp.
+type TimeRange = scanner.TimeRange
+
+// AllTime covers every timestamp.
+var AllTime = scanner.AllTime
