@@ -11,18 +11,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/hbaseconf"
 	"github.com/regionkv/regionkv/server"
 )
-
-// defineFlags collects repeated -D key=value flags.
-type defineFlags []string
-
-func (d *defineFlags) String() string     { return strings.Join(*d, ",") }
-func (d *defineFlags) Set(v string) error { *d = append(*d, v); return nil }
 
 // runServe is `regionsrv serve`: it turns the flags into a server.Config
 // and calls server.Run, which stops on SIGTERM or SIGINT.
@@ -35,13 +29,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	zkAddr := fs.String("zk", "", "ZooKeeper quorum to register in (host:port,...)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	printConfig := fs.Bool("print-config", false, "print every configuration property with its effective value (hbase-site.xml format) and exit")
-	var defines defineFlags
+	var defines hbaseconf.Defines
 	fs.Var(&defines, "D", "set a configuration property: -D key=value (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT] [--print-config]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(hbaseconf.ExpandDefines(args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -66,14 +60,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	zkPort := server.DefaultZKClientPort
-	for _, d := range defines {
-		k, v, ok := strings.Cut(d, "=")
-		if !ok {
-			fmt.Fprintf(stderr, "regionsrv serve: -D %q: want key=value\n", d)
-			return 2
-		}
+	for _, kv := range defines {
+		k, v := kv[0], kv[1]
 		if err := cfg.Set(k, v); err != nil {
-			fmt.Fprintf(stderr, "regionsrv serve: -D %s: %v\n", d, err)
+			fmt.Fprintf(stderr, "regionsrv serve: -D %s=%s: %v\n", k, v, err)
 			return 2
 		}
 		if k == "hbase.zookeeper.property.clientPort" {

@@ -333,3 +333,40 @@ var byName = func() map[string]*Property {
 	}
 	return m
 }()
+
+// Defines collects repeated `-D key=value` command-line flags, in order: a
+// flag.Value, as HBase's tools take properties.
+type Defines [][2]string
+
+// String returns the flags as given, comma-separated.
+func (d *Defines) String() string {
+	parts := make([]string, len(*d))
+	for i, kv := range *d {
+		parts[i] = kv[0] + "=" + kv[1]
+	}
+	return strings.Join(parts, ",")
+}
+
+// Set adds one key=value.
+func (d *Defines) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return errors.Newf("want key=value, got %q", s)
+	}
+	*d = append(*d, [2]string{k, v})
+	return nil
+}
+
+// ExpandDefines splits Hadoop-style "-Dkey=value" arguments into "-D"
+// "key=value", which Go's flag package parses; HBase's tools accept both.
+func ExpandDefines(args []string) []string {
+	out := make([]string, 0, len(args))
+	for _, a := range args {
+		if strings.HasPrefix(a, "-D") && len(a) > 2 && a[2] != '=' {
+			out = append(out, "-D", a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

@@ -99,3 +99,15 @@ func TestSettingsXMLRoundTrip(t *testing.T) {
 		require.Equal(t, want, got, p.Name)
 	}
 }
+
+func TestDefines(t *testing.T) {
+	args := ExpandDefines([]string{"-Da.b=1", "-D", "c=2=3", "-D=x", "pe"})
+	require.Equal(t, []string{"-D", "a.b=1", "-D", "c=2=3", "-D=x", "pe"}, args)
+	var d Defines
+	require.NoError(t, d.Set("a.b=1"))
+	require.NoError(t, d.Set("c=2=3"))
+	require.Error(t, d.Set("novalue"))
+	require.Error(t, d.Set("=v"))
+	require.Equal(t, Defines{{"a.b", "1"}, {"c", "2=3"}}, d)
+	require.Equal(t, "a.b=1,c=2=3", d.String())
+}

@@ -89,20 +89,6 @@ type peOptions struct {
 	famTemplate  region.FamilyOptions // the family flags, before naming
 }
 
-// peDefines collects repeated -D key=value flags.
-type peDefines [][2]string
-
-func (d *peDefines) String() string { return "" }
-
-func (d *peDefines) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return errors.Newf("want key=value, got %q", s)
-	}
-	*d = append(*d, [2]string{k, v})
-	return nil
-}
-
 // parsePEOptions parses pe's arguments. It returns nil and the exit code
 // when the run should not start (2 for bad usage, 0 for -h).
 func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
@@ -117,7 +103,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	writeToWAL := fs.Bool("writeToWAL", true, "log writes to the WAL; false writes with SKIP_WAL (-D hbase.wal.durability=... sets the level otherwise)")
 	bloomFilter := fs.String("bloomFilter", "ROW", "BLOOMFILTER of the families: NONE, ROW or ROWCOL")
 	inMemory := fs.Bool("inmemory", false, "IN_MEMORY of the families: in-memory priority in the block cache")
-	var defines peDefines
+	var defines hbaseconf.Defines
 	fs.Var(&defines, "D", "HBase configuration `key=value` for the region (repeatable), e.g. -D hbase.hregion.memstore.flush.size=67108864")
 	duration := fs.Duration("duration", 0, "stop after this long (e.g. 10s); without an explicit --rows, clients run until then")
 	keySpace := fs.Int64("keySpace", 0, "random commands pick among rows [0, keySpace) (default: rows × NCLIENTS); increment, append and checkAndPut pick at random among them")
@@ -141,7 +127,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 
 	// Options may come before or after COMMAND NCLIENTS.
 	var positional []string
-	for rest := expandDefines(args); ; {
+	for rest := hbaseconf.ExpandDefines(args); ; {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, 0
@@ -249,19 +235,6 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		o.seed = uint64(time.Now().UnixNano())
 	}
 	return o, 0
-}
-
-// expandDefines splits Hadoop-style "-Dkey=value" into "-D" "key=value".
-func expandDefines(args []string) []string {
-	out := make([]string, 0, len(args))
-	for _, a := range args {
-		if strings.HasPrefix(a, "-D") && len(a) > 2 && a[2] != '=' {
-			out = append(out, "-D", a[2:])
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 func peUsage(w io.Writer, fs *flag.FlagSet) {
