@@ -82,7 +82,8 @@
 //     an unsupported family option). Do not retry.
 //   - ErrNoSuchFamily: a mutation or read names an unknown family.
 //   - ErrCorruption: data on disk is damaged (a store file's checksum or
-//     structure, .regioninfo). Nothing is returned from damaged data.
+//     structure, .regioninfo). A read of a damaged block fails with it
+//     rather than return what the block seems to hold.
 //   - ErrRegionTooBusy, ErrRowLockTimeout: the region is overloaded; retry
 //     later.
 //   - ErrWALFailed: the WAL could not be written (a full disk, say); the
@@ -92,8 +93,8 @@
 // # Crashes
 //
 // Open replays the WAL above what the store files hold, so every write
-// acknowledged under SYNC_WAL survives a killed process and every one under
-// FSYNC_WAL survives power loss. A flush or compaction interrupted by a crash
+// acknowledged under SyncWAL survives a killed process and every one under
+// FSyncWAL survives power loss. A flush or compaction interrupted by a crash
 // leaves its inputs in place; Open removes its leftovers. Nothing
 // acknowledged is lost, and nothing deleted comes back.
 //
