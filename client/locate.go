@@ -285,12 +285,9 @@ func parseMetaRow(r *Result, table string) (*regionLoc, bool, error) {
 	if v == nil {
 		return nil, true, nil
 	}
-	if !bytes.HasPrefix(v, pbufMagic) {
-		return nil, false, errors.Newf("client: hbase:meta row %q: info:regioninfo lacks the PBUF magic", row)
-	}
 	var ri hbasepb.RegionInfo
-	if err := proto.Unmarshal(v[len(pbufMagic):], &ri); err != nil {
-		return nil, false, errors.Wrapf(err, "client: hbase:meta row %q: decoding info:regioninfo", row)
+	if err := hbasepb.ParsePB(v, &ri); err != nil {
+		return nil, false, errors.Wrapf(err, "client: hbase:meta row %q: info:regioninfo", row)
 	}
 	if tableNameString(ri.GetTableName()) != table {
 		return nil, false, nil

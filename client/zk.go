@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"time"
@@ -25,9 +24,6 @@ const zkSessionTimeout = 10 * time.Second
 // maxZNodeMetaLen bounds the identifier in a znode's header, as HBase's
 // RecoverableZooKeeper does.
 const maxZNodeMetaLen = 65000
-
-// pbufMagic prefixes protobuf values in ZooKeeper and hbase:meta.
-var pbufMagic = []byte("PBUF")
 
 // metaAddr returns the address of hbase:meta's server, reading ZooKeeper
 // if it is not known.
@@ -112,14 +108,7 @@ func parseZNode(b []byte, m proto.Message) error {
 	if n < 1 || n > maxZNodeMetaLen || int(n) > len(b)-5 {
 		return errors.Newf("bad identifier length %d in %d bytes", n, len(b))
 	}
-	b = b[5+n:]
-	if !bytes.HasPrefix(b, pbufMagic) {
-		return errors.New("missing PBUF magic")
-	}
-	if err := proto.Unmarshal(b[len(pbufMagic):], m); err != nil {
-		return errors.Wrapf(err, "decoding %T", m)
-	}
-	return nil
+	return hbasepb.ParsePB(b[5+n:], m)
 }
 
 func firstByte(b []byte) byte {

@@ -14,6 +14,9 @@
 // collide in the global protobuf registry with other Go HBase bindings
 // (e.g. gohbase registers "Client.proto", "RPC.proto", ...).
 //
+// magic.go is written by hand: AppendPB and ParsePB frame the messages HBase
+// stores in hbase:meta and ZooKeeper with the PB magic.
+//
 // The generated *.pb.go files are committed. To regenerate (needs protoc and
 // protoc-gen-go v1.36.12 on PATH):
 //

@@ -2,20 +2,18 @@ package hfile
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/cockroachdb/errors"
-	"github.com/golang/snappy"
 	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/blockcodec"
+	"github.com/regionkv/regionkv/internal/blockcodec/zstdcodec"
 )
 
 // Compression is HBase's Compression.Algorithm: the codec applied to every
@@ -27,8 +25,9 @@ import (
 // but Compress and Decompress return ErrUnsupportedCompression for them.
 //
 // Compress and Decompress are safe for concurrent use. Codec state (gzip
-// writers and readers, the zstd encoder and decoder) is pooled, so a block
-// does not pay for a new codec. GZ uses klauspost/compress/gzip rather than
+// writers and readers here, the zstd encoder and decoder in
+// internal/blockcodec/zstdcodec) is pooled or shared, so a block does not
+// pay for a new codec. GZ uses klauspost/compress/gzip rather than
 // the standard library's: same format, about four times faster to compress,
 // and its inflater does not allocate per block.
 //
@@ -39,8 +38,9 @@ import (
 //
 //   - GZ: one complete RFC 1952 gzip member per block, with the header the JDK
 //     writes (OS byte 0).
-//   - SNAPPY: Hadoop's BlockCompressorStream framing (below) around raw snappy
-//     blocks.
+//   - SNAPPY: Hadoop's BlockCompressorStream framing around raw snappy
+//     blocks, one group per block (see internal/blockcodec, which draws the
+//     framing).
 //   - ZSTD: the same framing around complete zstd frames, as HBase's
 //     org.apache.hadoop.hbase.io.compress.zstd.ZstdCodec writes. Hadoop's
 //     ZStandardCodec (HBase's default ZSTD codec class) writes a bare zstd
@@ -48,15 +48,9 @@ import (
 //     and reads both. An HBase that should read our ZSTD files needs
 //     hbase.io.compress.zstd.codec set to HBase's ZstdCodec.
 //
-// The block framing, all integers big-endian:
-//
-//	+--------------+---------------+-------+---------------+-------+-----+--------------+-----
-//	| rawLen int32 | compLen int32 | chunk | compLen int32 | chunk | ... | rawLen int32 | ...
-//	+--------------+---------------+-------+---------------+-------+-----+--------------+-----
-//
-// A rawLen counts the uncompressed bytes of the {compLen, chunk} pairs that
-// follow it, so a reader may meet several rawLen groups and several chunks
-// per group; a rawLen of 0 marks the end of the stream.
+// Reading the framing, a rawLen of 0 ends the stream and what follows it is
+// ignored, as Hadoop ignores it; since a block's size is known, any other
+// bytes after the block's last are corruption.
 type Compression uint32
 
 // The algorithms. Their values are HBase's ordinals but for NONE and LZO,
@@ -147,15 +141,9 @@ func (c Compression) Compress(dst, src []byte) ([]byte, error) {
 	case CompressionGZ:
 		return gzipCompress(dst, src)
 	case CompressionSnappy:
-		return blockCompress(dst, src, snappyMaxChunk, snappyEncodeChunk)
+		return blockcodec.Compress(dst, src, blockcodec.Snappy{})
 	case CompressionZstd:
-		enc, err := zstdEncoder()
-		if err != nil {
-			return dst, err
-		}
-		return blockCompress(dst, src, zstdMaxChunk, func(dst, chunk []byte) ([]byte, error) {
-			return enc.EncodeAll(chunk, dst), nil
-		})
+		return blockcodec.Compress(dst, src, zstdcodec.Codec{})
 	}
 	return dst, c.Supported()
 }
@@ -184,16 +172,26 @@ func (c Compression) Decompress(dst, src []byte, uncompressedSize int) ([]byte, 
 		return append(dst, src...), nil
 	}
 	n := len(dst)
-	dst = slices.Grow(dst, uncompressedSize)[:n+uncompressedSize]
-	out := dst[n:]
+	// Room for exactly the block: the codecs decode into it and are refused
+	// rather than grow it.
+	dst = slices.Grow(dst, uncompressedSize)
 	var err error
 	switch c {
 	case CompressionGZ:
-		err = gzipDecompress(out, src)
+		dst = dst[:n+uncompressedSize]
+		err = gzipDecompress(dst[n:], src)
 	case CompressionSnappy:
-		err = blockDecompress(out, src, snappyDecodeChunk)
+		dst, err = blockcodec.Decompress(dst, src, uncompressedSize, blockcodec.Snappy{})
 	case CompressionZstd:
-		err = zstdDecompress(out, src)
+		if bytes.HasPrefix(src, zstdMagic) {
+			// Hadoop's ZStandardCodec: a bare stream of one or more frames.
+			dst, err = zstdcodec.Codec{}.AppendDecoded(dst, src, uncompressedSize)
+		} else {
+			dst, err = blockcodec.Decompress(dst, src, uncompressedSize, zstdcodec.Codec{})
+		}
+	}
+	if got := len(dst) - n; err == nil && got != uncompressedSize {
+		err = errors.Newf("stream decodes to %d bytes, want %d", got, uncompressedSize)
 	}
 	if err != nil {
 		return dst[:n], encoding.MarkCorruption(errors.Wrapf(err, "hfile: %s payload of %d bytes (%d uncompressed)",
@@ -295,180 +293,7 @@ func gzipDecompress(out, src []byte) error {
 	return nil
 }
 
-// Hadoop block framing (SNAPPY, HBase's ZSTD).
-
-// hadoopCodecBufferSize is the default buffer of Hadoop's SnappyCodec
-// (io.compression.codec.snappy.buffersize) and HBase's ZstdCodec
-// (hbase.io.compress.zstd.buffersize).
-const hadoopCodecBufferSize = 256 << 10
-
-// BlockCompressorStream compresses at most bufferSize - overhead raw bytes
-// per chunk, so that any chunk's compressed form fits the codec's buffer on
-// the way back. We use the same limits so Hadoop's and HBase's decompressors,
-// which size their buffers the same way, can read every chunk we write.
-const (
-	// SnappyCodec's overhead is bufferSize/6 + 32: 218422 raw bytes per chunk.
-	snappyMaxChunk = hadoopCodecBufferSize - (hadoopCodecBufferSize/6 + 32)
-	// ZstdCodec's overhead is ZSTD_compressBound(bufferSize) - bufferSize,
-	// i.e. bufferSize/256 for a 256 KiB buffer: 261120 raw bytes per chunk.
-	zstdMaxChunk = hadoopCodecBufferSize - hadoopCodecBufferSize>>8
-)
-
-// blockCompress writes src the way one BlockCompressorStream.write of the
-// whole block followed by finish does: a single rawLen of len(src), then
-// chunks of at most maxChunk raw bytes, each compressed on its own and
-// preceded by its compressed length. An empty block is just rawLen 0.
-func blockCompress(dst, src []byte, maxChunk int, encode func(dst, chunk []byte) ([]byte, error)) ([]byte, error) {
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(src)))
-	for len(src) > 0 {
-		chunk := src[:min(len(src), maxChunk)]
-		src = src[len(chunk):]
-		lenAt := len(dst)
-		dst = append(dst, 0, 0, 0, 0)
-		var err error
-		if dst, err = encode(dst, chunk); err != nil {
-			return dst, err
-		}
-		binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
-	}
-	return dst, nil
-}
-
-// blockDecompress fills out from Hadoop-framed src. decode decompresses one
-// chunk into the front of its dst (whose length is the room left in the
-// current rawLen group) and returns how many bytes it produced.
-//
-// Hadoop's BlockDecompressorStream treats a rawLen of 0 as end of stream; we
-// do the same, ignoring anything after it. Other bytes after the last group
-// are rejected.
-func blockDecompress(out, src []byte, decode func(dst, chunk []byte) (int, error)) error {
-	pos := 0
-	for pos < len(out) {
-		if len(src) < 4 {
-			return errors.Newf("truncated block framing at output offset %d", pos)
-		}
-		rawLen := int64(int32(binary.BigEndian.Uint32(src)))
-		src = src[4:]
-		if rawLen == 0 {
-			break
-		}
-		if rawLen < 0 || rawLen > int64(len(out)-pos) {
-			return errors.Newf("block framing raw length %d at output offset %d exceeds the %d bytes left", rawLen, pos, len(out)-pos)
-		}
-		end := pos + int(rawLen)
-		for pos < end {
-			if len(src) < 4 {
-				return errors.Newf("truncated block framing at output offset %d", pos)
-			}
-			compLen := int64(int32(binary.BigEndian.Uint32(src)))
-			src = src[4:]
-			if compLen < 0 || compLen > int64(len(src)) {
-				return errors.Newf("chunk length %d at output offset %d exceeds the %d input bytes left", compLen, pos, len(src))
-			}
-			n, err := decode(out[pos:end], src[:compLen])
-			if err != nil {
-				return errors.Wrapf(err, "chunk at output offset %d", pos)
-			}
-			pos += n
-			src = src[compLen:]
-		}
-	}
-	if pos != len(out) {
-		return errors.Newf("stream ended after %d of %d bytes", pos, len(out))
-	}
-	if len(src) > 0 && !(len(src) >= 4 && binary.BigEndian.Uint32(src) == 0) {
-		return errors.Newf("%d bytes after the end of the stream", len(src))
-	}
-	return nil
-}
-
-func snappyEncodeChunk(dst, chunk []byte) ([]byte, error) {
-	n := len(dst)
-	dst = slices.Grow(dst, snappy.MaxEncodedLen(len(chunk)))
-	enc := snappy.Encode(dst[n:cap(dst)], chunk)
-	return dst[:n+len(enc)], nil
-}
-
-func snappyDecodeChunk(dst, chunk []byte) (int, error) {
-	n, err := snappy.DecodedLen(chunk)
-	if err != nil {
-		return 0, err
-	}
-	if n > len(dst) {
-		return 0, errors.Newf("snappy chunk decodes to %d bytes, only %d left", n, len(dst))
-	}
-	// With len(dst) >= n, Decode writes into dst rather than allocating.
-	if _, err := snappy.Decode(dst[:n], chunk); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// ZSTD.
-
 // zstdMagic starts every zstd frame (RFC 8878, little-endian 0xFD2FB528). A
 // framed payload starts with a big-endian rawLen instead, which would have to
 // be 0x28B52FFD (683 MB) to collide.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
-
-// Limits for the shared zstd decoder. Output is bounded per call by the cap
-// of the destination (WithDecodeAllCapLimit); these only stop a frame header
-// from asking for an absurd window or size before that check applies.
-const (
-	zstdMaxWindow  = 128 << 20
-	zstdMaxDecoded = 1 << 30
-)
-
-// zstdEncoder is shared: EncodeAll is safe for concurrent use and keeps up to
-// GOMAXPROCS internal encoders, so each block reuses one instead of building
-// a new encoder. SpeedDefault is zstd level 3, HBase's default
-// hbase.io.compress.zstd.level.
-var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.SpeedDefault),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)))
-})
-
-// zstdDecoder is shared the same way; used only through DecodeAll, it starts
-// no goroutines.
-var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil,
-		zstd.WithDecoderConcurrency(0),
-		zstd.WithDecodeAllCapLimit(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow),
-		zstd.WithDecoderMaxMemory(zstdMaxDecoded))
-})
-
-func zstdDecompress(out, src []byte) error {
-	dec, err := zstdDecoder()
-	if err != nil {
-		return err
-	}
-	decode := func(dst, chunk []byte) (int, error) {
-		// The cap of dst bounds the output: DecodeAll fails rather than
-		// growing past it.
-		res, err := dec.DecodeAll(chunk, dst[:0:len(dst)])
-		if err != nil {
-			return 0, err
-		}
-		if len(res) > len(dst) {
-			return 0, errors.Newf("zstd chunk decodes to more than %d bytes", len(dst))
-		}
-		if len(res) > 0 && &res[0] != &dst[0] {
-			copy(dst, res)
-		}
-		return len(res), nil
-	}
-	if bytes.HasPrefix(src, zstdMagic) {
-		// Hadoop's ZStandardCodec: a bare stream of one or more frames.
-		n, err := decode(out, src)
-		if err != nil {
-			return err
-		}
-		if n != len(out) {
-			return errors.Newf("zstd stream decodes to %d bytes, want %d", n, len(out))
-		}
-		return nil
-	}
-	return blockDecompress(out, src, decode)
-}

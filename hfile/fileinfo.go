@@ -32,8 +32,6 @@ const (
 	FileInfoDeleteFamilyCnt  = "DELETE_FAMILY_COUNT"
 )
 
-const pbMagic = "PBUF"
-
 // FileInfo is the file info block: a sorted map from key to raw value bytes.
 type FileInfo map[string][]byte
 
@@ -93,16 +91,16 @@ func (fi FileInfo) encode() []byte {
 		msg = protowire.AppendTag(msg, 1, protowire.BytesType)
 		msg = protowire.AppendBytes(msg, pair)
 	}
-	out := append([]byte(pbMagic), protowire.AppendVarint(nil, uint64(len(msg)))...)
+	out := append([]byte(encoding.PBMagic), protowire.AppendVarint(nil, uint64(len(msg)))...)
 	return append(out, msg...)
 }
 
 func decodeFileInfo(b []byte) (FileInfo, error) {
 	fi := FileInfo{}
-	if !bytes.HasPrefix(b, []byte(pbMagic)) {
+	if !bytes.HasPrefix(b, []byte(encoding.PBMagic)) {
 		return decodeWritableFileInfo(b)
 	}
-	b = b[len(pbMagic):]
+	b = b[len(encoding.PBMagic):]
 	l, n := protowire.ConsumeVarint(b)
 	if n < 0 || l > uint64(len(b)-n) {
 		return nil, encoding.CorruptionErrorf("file info: bad message length")

@@ -1,10 +1,8 @@
 package ipc
 
 import (
-	"encoding/binary"
-
 	"github.com/cockroachdb/errors"
-	"github.com/golang/snappy"
+	"github.com/regionkv/regionkv/internal/blockcodec"
 )
 
 // Codec says how a connection's cellblocks are written: whether cellblocks
@@ -39,77 +37,27 @@ func CodecFor(codecClass, compressorClass string) (Codec, error) {
 	return c, nil
 }
 
-// snappyChunk is the most input Hadoop's SnappyCodec compresses as one
-// chunk (its default buffer, 256 KiB, less the codec's overhead allowance).
-const snappyChunk = 256<<10 - (256<<10)/6 - 32
-
-// maxSnappyRatio bounds a snappy chunk's decoded size by its encoded size:
-// the best op, a 2-byte-offset copy, turns 3 bytes into 64.
-const maxSnappyRatio = 22
-
 // Compress returns b compressed as the codec says (b itself if not).
 // Snappy output is Hadoop's BlockCompressorStream framing, as HBase's
-// CellBlockBuilder writes through SnappyCodec: per block, the raw length,
-// then length-prefixed compressed chunks.
+// CellBlockBuilder writes through SnappyCodec: a group per chunk, each its
+// raw length and one length-prefixed compressed chunk.
 func (c Codec) Compress(dst, b []byte) []byte {
-	if !c.Snappy || len(b) == 0 {
+	if !c.Snappy {
 		return append(dst, b...)
 	}
-	for len(b) > 0 {
-		n := min(len(b), snappyChunk)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(n))
-		start := len(dst)
-		dst = append(dst, 0, 0, 0, 0)
-		dst = append(dst, make([]byte, snappy.MaxEncodedLen(n))...)
-		enc := snappy.Encode(dst[start+4:], b[:n])
-		binary.BigEndian.PutUint32(dst[start:], uint32(len(enc)))
-		dst = dst[:start+4+len(enc)]
-		b = b[n:]
-	}
-	return dst
+	return blockcodec.CompressPerChunk(dst, b, blockcodec.Snappy{})
 }
 
-// Decompress undoes Compress. max bounds the decompressed size, so a hostile
-// length cannot make us allocate without bound.
+// Decompress undoes Compress, and reads any framing Hadoop writes. max
+// bounds len(dst) after decompression, so a hostile length cannot make us
+// allocate without bound.
 func (c Codec) Decompress(dst, b []byte, max int) ([]byte, error) {
 	if !c.Snappy || len(b) == 0 {
 		return append(dst, b...), nil
 	}
-	for len(b) > 0 {
-		if len(b) < 4 {
-			return nil, errors.New("ipc: truncated snappy cellblock")
-		}
-		raw := int(binary.BigEndian.Uint32(b))
-		b = b[4:]
-		if raw < 0 || len(dst)+raw > max {
-			return nil, errors.Newf("ipc: snappy cellblock of %d bytes exceeds the limit of %d", raw, max)
-		}
-		for got := 0; got < raw; {
-			if len(b) < 4 {
-				return nil, errors.New("ipc: truncated snappy cellblock chunk")
-			}
-			n := int(binary.BigEndian.Uint32(b))
-			b = b[4:]
-			if n < 0 || n > len(b) {
-				return nil, errors.Newf("ipc: snappy chunk of %d bytes overruns the cellblock (%d left)", n, len(b))
-			}
-			dl, err := snappy.DecodedLen(b[:n])
-			// No snappy op yields more than 64 bytes from 3, so a chunk
-			// claiming more is corrupt: reject it before allocating.
-			if err != nil || dl > raw-got || dl > maxSnappyRatio*n {
-				return nil, errors.Newf("ipc: corrupt snappy chunk (%d bytes decoded into a block of %d)", dl, raw)
-			}
-			start := len(dst)
-			dst = append(dst, make([]byte, dl)...)
-			if _, err := snappy.Decode(dst[start:], b[:n]); err != nil {
-				return nil, errors.Wrap(err, "ipc: corrupt snappy chunk")
-			}
-			got += dl
-			b = b[n:]
-			if dl == 0 && n == 0 {
-				return nil, errors.New("ipc: empty snappy chunk")
-			}
-		}
+	out, err := blockcodec.Decompress(dst, b, max-len(dst), blockcodec.Snappy{})
+	if err != nil {
+		return nil, errors.Wrapf(err, "ipc: snappy cellblock of %d bytes", len(b))
 	}
-	return dst, nil
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+	"github.com/regionkv/regionkv/internal/blockcodec"
 )
 
 func TestCodecFor(t *testing.T) {
@@ -39,6 +40,10 @@ func TestCodecFor(t *testing.T) {
 }
 
 var snappyCodec = Codec{Enabled: true, Snappy: true}
+
+// snappyChunk is the raw bytes per group and chunk of the cellblocks
+// Compress writes.
+const snappyChunk = blockcodec.SnappyMaxChunk
 
 func TestSnappyChunkSize(t *testing.T) {
 	// Hadoop's BlockCompressorStream for SnappyCodec with the default 256 KiB

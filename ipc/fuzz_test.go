@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/golang/snappy"
 	"github.com/regionkv/regionkv/hbasepb"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -188,30 +187,6 @@ func FuzzReadFrame(f *testing.F) {
 			if r.Len() != len(data)-consumed {
 				t.Fatalf("reader at %d, frames end at %d", len(data)-r.Len(), consumed)
 			}
-		}
-	})
-}
-
-func FuzzSnappyDecompress(f *testing.F) {
-	const max = 1 << 16
-	f.Add(snappyCodec.Compress(nil, []byte("hello, hello, hello, hello")))
-	f.Add(snappyCodec.Compress(nil, testPayload(5000, 1)))
-	f.Add(snappyCodec.Compress(nil, make([]byte, 3000)))
-	f.Add(snappyBlock(10, snappy.Encode(nil, []byte("01234")), snappy.Encode(nil, []byte("56789"))))
-	f.Add([]byte{0, 0, 0, 0})
-	f.Add(snappyBlock(1<<30, []byte{0}))
-	f.Add(snappyBlock(100, append(binary.AppendUvarint(nil, 100), 0)))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := snappyCodec.Decompress(nil, data, max)
-		if err != nil {
-			return
-		}
-		if len(out) > max {
-			t.Fatalf("decompressed %d bytes over the limit of %d", len(out), max)
-		}
-		back, err := snappyCodec.Decompress(nil, snappyCodec.Compress(nil, out), max)
-		if err != nil || !bytes.Equal(back, out) {
-			t.Fatalf("output does not round trip: %v", err)
 		}
 	})
 }

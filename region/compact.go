@@ -2,6 +2,7 @@ package region
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -296,7 +297,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		tracker = protowire.AppendTag(tracker, 1, protowire.BytesType)
 		tracker = protowire.AppendString(tracker, filepath.Base(in.Path))
 	}
-	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte("PBUF"), tracker...)); err != nil {
+	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte(encoding.PBMagic), tracker...)); err != nil {
 		return 0, 0, err
 	}
 	if err := w.Close(); err != nil {
@@ -321,10 +322,10 @@ func (s *Store) removeCompactedInputs() error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
 		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
-		if len(v) < 4 || string(v[:4]) != "PBUF" {
+		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
 			continue
 		}
-		b := v[4:]
+		b := v[len(encoding.PBMagic):]
 		for len(b) > 0 {
 			num, typ, n := protowire.ConsumeTag(b)
 			if n < 0 {

@@ -36,7 +36,7 @@ func TestMetaLookup(t *testing.T) {
 			require.True(t, ok, "no regioninfo cell")
 			if string(kv.Qualifier) == "regioninfo" {
 				ri := &hbasepb.RegionInfo{}
-				require.NoError(t, unmarshalPBUF(kv.Value, ri))
+				require.NoError(t, hbasepb.ParsePB(kv.Value, ri))
 				require.Equal(t, table, string(ri.GetTableName().GetQualifier()))
 				return string(ri.GetStartKey())
 			}

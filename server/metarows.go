@@ -46,7 +46,7 @@ func MetaRowRegion(res *region.Result) (ri RegionInfo, ok bool, err error) {
 		return RegionInfo{}, false, nil
 	}
 	var pb hbasepb.RegionInfo
-	if err := unmarshalPBUF(v, &pb); err != nil {
+	if err := hbasepb.ParsePB(v, &pb); err != nil {
 		return RegionInfo{}, false, errors.Wrapf(err, "server: hbase:meta row %q: info:regioninfo", res.Cells[0].Row)
 	}
 	ri, err = regionInfoFromPB(&pb)

@@ -178,21 +178,13 @@ func regionInfoFromPB(pb *hbasepb.RegionInfo) (RegionInfo, error) {
 		RegionID: pb.GetRegionId(), Offline: pb.GetOffline()}, nil
 }
 
-// pbufMagic prefixes protobuf values HBase stores in meta and ZooKeeper.
-var pbufMagic = []byte("PBUF")
-
+// marshalPBUF is hbasepb.AppendPB for the messages the server builds, meta
+// cells and znodes, which always set their required fields.
 func marshalPBUF(m proto.Message) []byte {
-	b, err := proto.Marshal(m)
+	b, err := hbasepb.AppendPB(nil, m)
 	if err != nil {
 		// Only an unset required field fails, which is a bug here.
 		panic(errors.AssertionFailedf("marshal %T: %v", m, err))
 	}
-	return append(append([]byte(nil), pbufMagic...), b...)
-}
-
-func unmarshalPBUF(b []byte, m proto.Message) error {
-	if !bytes.HasPrefix(b, pbufMagic) {
-		return errors.New("missing PBUF magic")
-	}
-	return proto.Unmarshal(b[len(pbufMagic):], m)
+	return b
 }

@@ -341,14 +341,14 @@ func (s *Server) readMeta() (map[string]*metaTable, error) {
 			if err != nil {
 				return nil, errors.Wrapf(err, "server: hbase:meta row %q", res.Cells[0].Row)
 			}
-			if err := unmarshalPBUF(v, &ts); err != nil {
+			if err := hbasepb.ParsePB(v, &ts); err != nil {
 				return nil, errors.Wrapf(err, "server: hbase:meta table state of %s", t)
 			}
 			get(t).state = ts.GetState()
 		}
 		if v := res.Value(famInfo, colRegionInfo); v != nil {
 			var pb hbasepb.RegionInfo
-			if err := unmarshalPBUF(v, &pb); err != nil {
+			if err := hbasepb.ParsePB(v, &pb); err != nil {
 				return nil, errors.Wrapf(err, "server: hbase:meta row %q: regioninfo", res.Cells[0].Row)
 			}
 			ri, err := regionInfoFromPB(&pb)

@@ -88,7 +88,7 @@ func metaRegions(t *testing.T, c *ipc.ClientConn, table string) []*hbasepb.Regio
 			require.True(t, ok)
 			if string(kv.Qualifier) == "regioninfo" {
 				ri := &hbasepb.RegionInfo{}
-				require.NoError(t, unmarshalPBUF(kv.Value, ri))
+				require.NoError(t, hbasepb.ParsePB(kv.Value, ri))
 				out = append(out, ri)
 			}
 		}

@@ -30,8 +30,9 @@ type zkRegistration struct {
 	count int   // registrations done, for tests
 }
 
-// zkMetaPrefix frames a znode value as HBase's ZKUtil/ProtobufUtil do:
-// 0xFF, the length of an identifier, the identifier ("pid@host"), "PBUF".
+// zkData frames a znode value as HBase's ZKUtil/ProtobufUtil do: 0xFF, the
+// length of an identifier, the identifier ("pid@host"), then m behind the PB
+// magic (hbasepb.AppendPB).
 func zkData(m proto.Message) []byte {
 	host, _ := os.Hostname()
 	id := []byte(fmt.Sprintf("%d@%s", os.Getpid(), host))
