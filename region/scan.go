@@ -76,8 +76,11 @@ type Scanner struct {
 
 // ScanMetrics are HBase's server-side scan metrics of one scanner.
 type ScanMetrics struct {
-	// RowsScanned counts the rows the scanner looked at, RowsFiltered those
-	// of them the filter (or a row with every cell filtered) dropped.
+	// RowsScanned counts the rows the scanner read, RowsFiltered those it
+	// dropped: by the filter, or because no cell of the row was left after
+	// column, time range and version selection, as HBase counts them (a row
+	// whose key the filter rejects when the filter is then done counts as
+	// filtered only).
 	RowsScanned, RowsFiltered int64
 }
 
@@ -241,7 +244,6 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		}
 		row = append(sc.rowBuf[:0], row...)
 		sc.rowBuf = row
-		sc.metrics.RowsScanned++
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
@@ -256,7 +258,15 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 					}
 				}
 				f.Reset()
+				// As HBase's RegionScannerImpl: a row its key filters out
+				// counts as filtered, and as scanned only if the scan goes
+				// on (a filter now done ends it here).
 				sc.metrics.RowsFiltered++
+				if f.FilterAllRemaining() {
+					sc.done = true
+					break
+				}
+				sc.metrics.RowsScanned++
 				continue
 			}
 		}
@@ -274,6 +284,7 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			cells = applyStoreLimits(cells, n, sc.scan.StoreOffset, sc.scan.StoreLimit)
 		}
 		sc.cells = cells
+		sc.metrics.RowsScanned++
 		if f != nil {
 			if f.HasFilterRow() {
 				cells = f.FilterRowCells(cells)
@@ -284,9 +295,9 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			f.Reset()
 		}
 		if len(cells) == 0 {
-			if f != nil {
-				sc.metrics.RowsFiltered++
-			}
+			// Filtered whether a filter or the column, time range and
+			// version selection emptied it, as HBase counts.
+			sc.metrics.RowsFiltered++
 			continue
 		}
 		sc.rows++

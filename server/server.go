@@ -255,6 +255,9 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.Families = fams
 	o.Meta = ri.Table == MetaTableName
 	o.Cache = s.cache
+	if o.Logger == nil {
+		o.Logger = s.log
+	}
 	if ri.Table.System() {
 		// Catalog writes are small and must survive power loss.
 		o.FlushSize = min(o.FlushSize, 16<<20)
