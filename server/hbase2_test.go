@@ -1,10 +1,20 @@
 package server
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
+	"os"
 	"testing"
 
+	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/ipc"
+	"github.com/regionkv/regionkv/region"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -87,4 +97,77 @@ func TestScanMetricsCountAsHBase(t *testing.T) {
 	require.Zero(t, rows)
 	require.EqualValues(t, 50, scanned)
 	require.EqualValues(t, 50, filtered)
+}
+
+// TestErrorClasses: each region error mark reaches the client as the
+// exception class HBase raises for it.
+func TestErrorClasses(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		class string
+	}{
+		{errors.Wrap(region.ErrNoSuchFamily, "x"), ipc.ClassNoSuchColumnFamilyException},
+		{errors.Mark(errors.New("field is not a long"), region.ErrInvalidArgument), ipc.ClassDoNotRetryIOException},
+		{errors.Wrap(filter.ErrBadFilter, "x"), ipc.ClassDoNotRetryIOException},
+		{errors.Wrap(hfile.ErrUnsupportedCompression, "lzo"), ipc.ClassDoNotRetryIOException},
+		{errors.Mark(errors.New("checksum mismatch"), encoding.ErrCorruption), classCorruptHFile},
+		{errors.Wrap(region.ErrRegionTooBusy, "x"), ipc.ClassRegionTooBusyException},
+		{region.ErrClosed, ipc.ClassNotServingRegionException},
+		{region.ErrRowLockTimeout, "java.io.IOException"},
+		{errors.Wrap(region.ErrWALFailed, "no space"), ipc.ClassIOException},
+		{errors.New("anything else"), ipc.ClassIOException},
+	} {
+		e, ok := ipc.AsException(mapError(tc.err, nil))
+		require.True(t, ok)
+		require.Equal(t, tc.class, e.Class, "%v", tc.err)
+		require.Contains(t, e.Message, tc.err.Error())
+	}
+	already := &ipc.Exception{Class: ipc.ClassTableNotFoundException, Message: "t"}
+	require.Same(t, already, mapError(already, nil))
+}
+
+// TestErrorClassesLive: an Increment of a cell that is not 8 bytes is a
+// DoNotRetryIOException, and a read of a damaged store file block is a
+// CorruptHFileException, from a running server.
+func TestErrorClassesLive(t *testing.T) {
+	s := testServer(t, t.TempDir(), func(c *Config) {
+		c.BlockCache = blockcache.DefaultOptions()
+		c.BlockCache.Fraction = 0 // every read goes to the file
+	})
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "errs")
+	name := regionFor(metaRegions(t, c, "errs"), "r")
+	reg := regionSpec(name)
+	mp, cb := putCells("r", [2]string{"q", "abc"})
+	call(t, c, "Mutate", &hbasepb.MutateRequest{Region: reg, Mutation: mp}, &hbasepb.MutateResponse{}, cb)
+
+	inc := encoding.KeyValue{Row: []byte("r"), Family: []byte("cf"), Qualifier: []byte("q"), Timestamp: encoding.LatestTimestamp,
+		Type: encoding.TypePut, Value: binary.BigEndian.AppendUint64(nil, 1)}
+	_, err := c.Call(context.Background(), "Mutate", &hbasepb.MutateRequest{Region: reg,
+		Mutation: &hbasepb.MutationProto{Row: []byte("r"), MutateType: hbasepb.MutationProto_INCREMENT.Enum(), AssociatedCellCount: proto.Int32(1)}},
+		encoding.AppendCellBlock(nil, &inc, false), &hbasepb.MutateResponse{})
+	e, ok := ipc.AsException(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, ipc.ClassDoNotRetryIOException, e.Class)
+	require.Contains(t, e.Message, "not a long")
+
+	_, r, err := s.lookupRegion(reg)
+	require.NoError(t, err)
+	require.NoError(t, r.Flush())
+	files := r.Store("cf").Files()
+	require.Len(t, files, 1)
+	f, err := os.OpenFile(files[0].Path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, 40) // inside the first data block, past its 33-byte header
+	require.NoError(t, err)
+	b[0] ^= 0xff
+	_, err = f.WriteAt(b, 40)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = c.Call(context.Background(), "Get", &hbasepb.GetRequest{Region: reg, Get: &hbasepb.Get{Row: []byte("r")}}, nil, &hbasepb.GetResponse{})
+	e, ok = ipc.AsException(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, classCorruptHFile, e.Class, e.Message)
 }
