@@ -123,6 +123,12 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		emit("numOpenConnections", "Open client connections.", prometheus.GaugeValue, float64(st.OpenConnections))
 		emit("numActiveHandler", "Calls being processed.", prometheus.GaugeValue, float64(st.CallsInFlight))
 		emit("badFrameCount", "Connections closed for a malformed frame.", prometheus.CounterValue, float64(st.BadFrames))
+		// HBase's queueSize and exceptions.callQueueTooBig, and ours.
+		emit("queueSize", "Bytes of requests being read or served.", prometheus.GaugeValue, float64(st.QueuedBytes))
+		emit("exceptions_callQueueTooBig", "Requests refused with CallQueueTooBigException.", prometheus.CounterValue, float64(st.QueueRejected))
+		emit("connectionsRefusedCount", "Connections closed over regionkv.ipc.server.max.connections.", prometheus.CounterValue, float64(st.ConnsRefused))
+		emit("idleConnectionsClosedCount", "Idle connections closed.", prometheus.CounterValue, float64(st.IdleClosed))
+		emit("acceptRetryCount", "Temporary accept errors retried.", prometheus.CounterValue, float64(st.AcceptRetries))
 	}
 	if s.cache != nil {
 		for k, v := range s.cache.Stats().Map() {

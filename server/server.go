@@ -29,9 +29,12 @@ import (
 // hbase:meta, hbase:namespace and every user region, and serves
 // ClientService and MasterService on one port.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	cache     *region.Cache // shared by every region; nil without one
+	cfg   Config
+	log   *slog.Logger
+	cache *region.Cache // shared by every region; nil without one
+	// fatal receives the error that leaves the server unable to serve
+	// (its RPC listener failed); Run shuts down and exits on it.
+	fatal     chan error
 	rpc       *ipc.Server
 	ln        net.Listener
 	info      *http.Server
@@ -116,7 +119,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.New("server: no data directory (hbase.rootdir)")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, tables: map[string]*table{}, regions: map[string]*hostedRegion{},
-		encoded: map[string]*hostedRegion{}}
+		encoded: map[string]*hostedRegion{}, fatal: make(chan error, 1)}
 	s.balancer.Store(true)
 	ok := false
 	defer func() {
@@ -152,7 +155,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.scanners = newScannerLeases(cfg.ScannerTimeout, s.log)
 	s.metrics = newMetrics(s)
-	s.rpc = &ipc.Server{Handler: s, MaxRequestSize: cfg.MaxRequestSize, Logger: s.log}
+	s.rpc = &ipc.Server{Handler: s, MaxRequestSize: cfg.MaxRequestSize, Logger: s.log,
+		MaxQueueBytes: cfg.MaxCallQueueBytes, IdleTimeout: 2 * cfg.ConnMaxIdle, IdleThreshold: cfg.IdleThreshold,
+		MaxConnections: cfg.MaxConnections, WriteTimeout: cfg.WriteTimeout}
 	if cfg.InfoPort >= 0 {
 		if err := s.startInfoServer(); err != nil {
 			return nil, err
@@ -162,7 +167,8 @@ func Start(cfg Config) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		if err := s.rpc.Serve(ln); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
-			s.log.Error("server: RPC listener failed", "err", err)
+			s.log.Error("server: RPC listener failed; the server cannot serve", "err", err)
+			s.fatal <- errors.Wrap(err, "server: RPC listener failed")
 		}
 	}()
 	if cfg.ZKQuorum != "" {
@@ -501,6 +507,12 @@ func (s *Server) tableByName(t TableName) *table {
 	defer s.mu.RUnlock()
 	return s.tables[t.String()]
 }
+
+// Fatal returns a channel that receives the error that stops the server
+// from serving (its RPC listener failed for good). The server then answers
+// nothing although it still looks registered: its owner should shut it down
+// (which deregisters it) and exit, as Run does.
+func (s *Server) Fatal() <-chan error { return s.fatal }
 
 // Shutdown stops the server gracefully: it deregisters from ZooKeeper,
 // stops accepting connections and calls, lets calls in flight finish (until
