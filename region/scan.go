@@ -92,6 +92,9 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
+	if s == nil {
+		return nil, invalidArgf("region: nil *Scan")
+	}
 	if s.Filter != nil && s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
 		return nil, invalidArgf("region: a filter that needs whole rows cannot be combined with batch or partial results")
 	}
