@@ -81,6 +81,8 @@ type stats struct {
 	puts             atomic.Int64
 	deletes          atomic.Int64
 	gets             atomic.Int64
+	walTornTails     atomic.Int64
+	walTornBytes     atomic.Int64
 }
 
 // Stats are the region's counters and sizes.
@@ -97,6 +99,10 @@ type Stats struct {
 	Gets             int64
 	ReadPoint        uint64
 	WAL              wal.Metrics
+	// WALTornTails and WALTornBytes count the torn last WAL records Open
+	// dropped (a write cut short by a crash, or damage to the newest record,
+	// which cannot be told apart) and their bytes.
+	WALTornTails, WALTornBytes int64
 	// BlockCache are the counters of the cache the region reads through
 	// (zero without one). A Cache shared by several regions counts for all
 	// of them.
@@ -324,6 +330,8 @@ func (r *Region) recover() error {
 			return errors.Wrapf(err, "region %s: replaying the WAL", r.dir)
 		}
 		if stats.TornTail {
+			r.stats.walTornTails.Add(1)
+			r.stats.walTornBytes.Add(stats.DroppedBytes)
 			r.log.Warn("region: WAL ended in a torn record (a crash mid-write); it was dropped",
 				"region", r.dir, "segment", stats.TornSegment, "offset", stats.TornOffset, "droppedBytes", stats.DroppedBytes)
 		}
@@ -438,6 +446,8 @@ func (r *Region) Stats() Stats {
 		Deletes:          r.stats.deletes.Load(),
 		Gets:             r.stats.gets.Load(),
 		ReadPoint:        r.mvcc.ReadPoint(),
+		WALTornTails:     r.stats.walTornTails.Load(),
+		WALTornBytes:     r.stats.walTornBytes.Load(),
 		WAL:              r.wal.Metrics(),
 	}
 	for _, s := range r.stores {

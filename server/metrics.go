@@ -82,7 +82,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit := func(name, help string, typ prometheus.ValueType, v float64) {
 		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(metricPrefix+name, help, nil, nil), typ, v)
 	}
-	var memstore, storeFiles, storeFileSize, flushes, compactions, blocked int64
+	var memstore, storeFiles, storeFileSize, flushes, compactions, blocked, tornTails, tornBytes int64
 	var reads, writes int64
 	regions := 0
 	s.mu.RLock()
@@ -99,6 +99,8 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		flushes += st.Flushes
 		compactions += st.Compactions
 		blocked += st.BlockedWrites
+		tornTails += st.WALTornTails
+		tornBytes += st.WALTornBytes
 		reads += hr.reads.Load()
 		writes += hr.writes.Load()
 	}
@@ -110,6 +112,8 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("storeFileCount", "Store files.", prometheus.GaugeValue, float64(storeFiles))
 	emit("storeFileSize", "Bytes in store files.", prometheus.GaugeValue, float64(storeFileSize))
 	emit("flushedCount", "Memstore flushes.", prometheus.CounterValue, float64(flushes))
+	emit("walTornTailCount", "Torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornTails))
+	emit("walTornTailBytes", "Bytes of torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornBytes))
 	emit("compactedCount", "Compactions.", prometheus.CounterValue, float64(compactions))
 	emit("blockedRequestsCount", "Writes that waited for memstore space.", prometheus.CounterValue, float64(blocked))
 	emit("readRequestCount", "Read requests.", prometheus.CounterValue, float64(reads))
