@@ -115,7 +115,7 @@ func (r *Region) flush() (retried bool, _ error) {
 		if err != nil {
 			return retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.opts.Name, size)
 		}
-		r.memSize.Add(-size)
+		r.addMemSize(-size)
 		flushed += size
 		if sf != nil {
 			files++

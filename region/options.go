@@ -230,6 +230,11 @@ type Options struct {
 	//
 	// Deprecated: use Cache, whose counters Stats reports.
 	BlockCache hfile.Cache
+	// MemstoreLimit, if set, is a memory budget this region's memstores
+	// share with other regions' (HBase's global memstore limit): the
+	// largest region is flushed when they pass its lower limit, and writes
+	// block above its upper one.
+	MemstoreLimit *MemstoreLimit
 	// BloomErrorRate is io.storefile.bloom.error.rate: the false positive
 	// rate of the bloom filters new store files get (default 0.01).
 	BloomErrorRate float64

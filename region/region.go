@@ -220,10 +220,16 @@ func Open(dir string, o Options) (*Region, error) {
 		r.byFamily[f.Name] = s
 	}
 	if err := r.recover(); err != nil {
+		if m := opts.MemstoreLimit; m != nil {
+			m.add(-r.memSize.Load()) // what the replay counted
+		}
 		r.closeStores()
 		r.closeOwnCache()
 		lock.Close()
 		return nil, err
+	}
+	if m := opts.MemstoreLimit; m != nil {
+		m.register(r)
 	}
 	go r.flusher()
 	go r.compactor()
@@ -322,7 +328,7 @@ func (r *Region) recover() error {
 					continue // unknown family, or already in a store file
 				}
 				kv.SeqNum = seq
-				r.memSize.Add(s.mem.Add(kv).DataSize)
+				r.addMemSize(s.mem.Add(kv).DataSize)
 			}
 			return nil
 		})
@@ -485,6 +491,9 @@ func (r *Region) Close() error {
 		}
 		if cerr := r.wal.Close(); werr == nil {
 			werr = cerr
+		}
+		if m := r.opts.MemstoreLimit; m != nil {
+			m.unregister(r)
 		}
 		r.closeStores()
 		r.closeOwnCache()

@@ -138,6 +138,11 @@ func (r *Region) checkResources() error {
 	if err := r.checkWAL(); err != nil {
 		return err
 	}
+	if m := r.opts.MemstoreLimit; m != nil {
+		if err := m.wait(r, r.opts.BlockingWait); err != nil {
+			return err
+		}
+	}
 	limit := r.opts.FlushSize * int64(r.opts.BlockingMultiplier)
 	if r.memSize.Load() <= limit {
 		return nil
@@ -296,7 +301,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		cells[i].SeqNum = encoding.SeqNum(seq)
 		added += r.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
 	}
-	r.memSize.Add(added)
+	r.addMemSize(added)
 	completed = true
 	r.mvcc.CompleteAndWait(e)
 	if r.memSize.Load() >= r.opts.FlushSize {

@@ -72,6 +72,11 @@ type Config struct {
 	// regionkv.ipc.server.write.timeout.
 	MaxConnections int
 	WriteTimeout   time.Duration
+	// GlobalMemstore is hbase.regionserver.global.memstore.size, a fraction
+	// of the memory budget (regionkv.memory.budget) for every memstore of
+	// the server together; GlobalMemstoreLower is its .lower.limit.
+	GlobalMemstore      float64
+	GlobalMemstoreLower float64
 	// Region is the template for every user region's options (flush size,
 	// compaction, durability: the hbase.hregion.* and hbase.hstore.* keys).
 	Region region.Options
@@ -165,6 +170,10 @@ func (c *Config) setServer(p *hbaseconf.Property, value string) error {
 		err = atoi(&c.MaxConnections)
 	case "regionkv.ipc.server.write.timeout":
 		c.WriteTimeout, err = p.Millis(value)
+	case "hbase.regionserver.global.memstore.size":
+		c.GlobalMemstore, err = p.Float(value)
+	case "hbase.regionserver.global.memstore.size.lower.limit":
+		c.GlobalMemstoreLower, err = p.Float(value)
 	default:
 		err = errors.AssertionFailedf("server: registered property %q not applied", p.Name)
 	}
@@ -250,6 +259,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = time.Minute
+	}
+	if c.GlobalMemstore <= 0 || c.GlobalMemstore > 1 {
+		c.GlobalMemstore = 0.4
+	}
+	if c.GlobalMemstoreLower <= 0 || c.GlobalMemstoreLower > 1 {
+		c.GlobalMemstoreLower = region.DefaultMemstoreLowerFraction
 	}
 	if c.ScannerMaxResultSize == 0 {
 		c.ScannerMaxResultSize = 100 << 20

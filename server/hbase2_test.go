@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/blockcache"
@@ -170,4 +171,30 @@ func TestErrorClassesLive(t *testing.T) {
 	e, ok = ipc.AsException(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, classCorruptHFile, e.Class, e.Message)
+}
+
+// TestGlobalMemstoreLimit: hbase.regionserver.global.memstore.size bounds
+// the memstores of every user region together: past its lower limit the
+// largest region is flushed though it is far below its own flush size.
+func TestGlobalMemstoreLimit(t *testing.T) {
+	s := testServer(t, t.TempDir(), func(c *Config) {
+		require.NoError(t, c.Set("regionkv.memory.budget", "16m"))
+		require.NoError(t, c.Set("hbase.regionserver.global.memstore.size", "0.1")) // 1.6 MiB
+	})
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "global")
+	reg := regionSpec(regionFor(metaRegions(t, c, "global"), "r"))
+	val := string(make([]byte, 4000))
+	for i := 0; i < 400; i++ {
+		mp, cb := putCells(fmt.Sprintf("r%03d", i), [2]string{"q", val})
+		call(t, c, "Mutate", &hbasepb.MutateRequest{Region: reg, Mutation: mp}, &hbasepb.MutateResponse{}, cb)
+	}
+	_, r, err := s.lookupRegion(reg)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return r.Stats().Flushes > 0 }, 10*time.Second, 10*time.Millisecond)
+	st := s.memLimit.Stats()
+	require.EqualValues(t, 1677721, st.Upper)
+	require.Greater(t, st.Flushes, int64(0))
+	require.LessOrEqual(t, st.Used, st.Upper)
 }

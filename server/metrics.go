@@ -109,6 +109,12 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("regionCount", "Open regions.", prometheus.GaugeValue, float64(regions))
 	emit("tableCount", "Tables, system tables included.", prometheus.GaugeValue, float64(tables))
 	emit("memStoreSize", "Bytes in memstores.", prometheus.GaugeValue, float64(memstore))
+	if s.memLimit != nil {
+		ms := s.memLimit.Stats()
+		emit("globalMemStoreLimit", "The global memstore limit (hbase.regionserver.global.memstore.size), bytes.", prometheus.GaugeValue, float64(ms.Upper))
+		emit("globalMemStoreLimitLowMark", "Where flushes for the global memstore limit start, bytes.", prometheus.GaugeValue, float64(ms.Lower))
+		emit("globalMemStoreFlushCount", "Flushes asked for by the global memstore limit.", prometheus.CounterValue, float64(ms.Flushes))
+	}
 	emit("storeFileCount", "Store files.", prometheus.GaugeValue, float64(storeFiles))
 	emit("storeFileSize", "Bytes in store files.", prometheus.GaugeValue, float64(storeFileSize))
 	emit("flushedCount", "Memstore flushes.", prometheus.CounterValue, float64(flushes))

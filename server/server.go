@@ -32,6 +32,8 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	cache *region.Cache // shared by every region; nil without one
+	// memLimit is the global memstore limit the user regions share.
+	memLimit *region.MemstoreLimit
 	// fatal receives the error that leaves the server unable to serve
 	// (its RPC listener failed); Run shuts down and exits on it.
 	fatal     chan error
@@ -140,6 +142,12 @@ func Start(cfg Config) (*Server, error) {
 		}
 		s.cache = c
 	}
+	limit := int64(cfg.GlobalMemstore * float64(cfg.BlockCache.Budget()))
+	memLimit, err := region.NewMemstoreLimit(max(limit, 1<<20), cfg.GlobalMemstoreLower)
+	if err != nil {
+		return nil, errors.Wrap(err, "server: global memstore limit")
+	}
+	s.memLimit = memLimit
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return nil, errors.Wrapf(err, "server: listening on hbase.regionserver.port %d", cfg.Port)
@@ -263,6 +271,11 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.Cache = s.cache
 	if o.Logger == nil {
 		o.Logger = s.log
+	}
+	if !ri.Table.System() {
+		// Catalog regions stay out of it: their writes are small, and a
+		// full memstore must not block hbase:meta.
+		o.MemstoreLimit = s.memLimit
 	}
 	if ri.Table.System() {
 		// Catalog writes are small and must survive power loss.
@@ -580,6 +593,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.cache != nil {
 		s.cache.Close()
+	}
+	if s.memLimit != nil {
+		s.memLimit.Close()
 	}
 	if s.lockFile != nil {
 		s.lockFile.Close()

@@ -30,6 +30,10 @@ var registry = []Property{
 		Doc: "Period of major compactions of every store; 0 disables them."},
 	{Name: "hbase.hstore.compaction.throughput.higher.bound", Kind: Int, Default: "104857600", Component: Region,
 		Doc: "Compaction write rate limit in bytes per second; negative: unlimited."},
+	{Name: "hbase.regionserver.global.memstore.size", Kind: Float, Default: "0.4", Component: Server,
+		Doc: "All memstores of the server together, as a fraction of regionkv.memory.budget (HBase: of the heap); writes block above it."},
+	{Name: "hbase.regionserver.global.memstore.size.lower.limit", Kind: Float, Default: "0.95", Component: Server,
+		Doc: "Fraction of the global memstore limit at which the largest regions are flushed."},
 	{Name: "io.storefile.bloom.error.rate", Kind: Float, Default: "0.01", Component: Region,
 		Doc: "False positive rate of the bloom filters of new store files."},
 
