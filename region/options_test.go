@@ -297,3 +297,40 @@ func TestMajorCompactWaitsForBackground(t *testing.T) {
 		require.True(t, files[0].Major)
 	}
 }
+
+// TestStoreFileNames: new store files are named as HBase names them (32
+// lowercase hex digits, no suffix); files named "<hex>.hfile" by earlier
+// releases still open, and other names in a store directory are ignored.
+func TestStoreFileNames(t *testing.T) {
+	dir := t.TempDir()
+	r := openTest(t, dir, func(o *Options) { o.DisableAutoCompaction = true })
+	require.NoError(t, r.Put(NewPut(b("old")).Add(fam, b("q"), b("1"))))
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Put(NewPut(b("new")).Add(fam, b("q"), b("2"))))
+	require.NoError(t, r.Flush())
+	files := r.Store("f").Files()
+	require.Len(t, files, 2)
+	for _, f := range files {
+		require.Regexp(t, `^[0-9a-f]{32}$`, filepath.Base(f.Path))
+	}
+	oldPath := files[0].Path
+	require.NoError(t, r.Close())
+	// As the first releases named it, and a stray file beside it.
+	require.NoError(t, os.Rename(oldPath, oldPath+".hfile"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "f", "notes.txt"), []byte("x"), 0o644))
+	r = openTest(t, dir, nil)
+	defer r.Close()
+	require.Len(t, r.Store("f").Files(), 2)
+	for row, want := range map[string]string{"old": "1", "new": "2"} {
+		res, err := r.Get(NewGet(b(row)))
+		require.NoError(t, err)
+		require.Equal(t, b(want), res.Value(fam, b("q")), row)
+	}
+	for name, want := range map[string]bool{
+		"0123456789abcdef0123456789abcdef": true, "0123456789abcdef0123456789abcdef.hfile": true,
+		"0123456789ABCDEF0123456789ABCDEF": false, "0123456789abcdef0123456789abcde": false,
+		"0123456789abcdef0123456789abcdef.ref": false, "f-0123456789abcdef0123456789abcdef": false,
+	} {
+		require.Equal(t, want, isStoreFileName(name), name)
+	}
+}
