@@ -111,7 +111,7 @@
 // load its store files:
 //
 //	<dir>/.regioninfo        the families and their options (JSON)
-//	<dir>/<family>/<32 hex>  published store files (HFile v3, named as HBase names them)
+//	<dir>/<family>/*.hfile   published store files (HFile v3)
 //	<dir>/.tmp/              flushes and compactions in progress; emptied on open
 //	<dir>/wal/               write-ahead log segments
 //	<dir>/.lock              held while the region is open

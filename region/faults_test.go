@@ -471,7 +471,7 @@ func TestFaultBitFlip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			flushedRegion(t, dir, rows)
-			files, err := filepath.Glob(filepath.Join(dir, "f", "*"))
+			files, err := filepath.Glob(filepath.Join(dir, "f", "*.hfile"))
 			require.NoError(t, err)
 			require.Len(t, files, 1)
 			hf := files[0]
@@ -539,16 +539,16 @@ func TestFaultReadEIO(t *testing.T) {
 	fs := newFaultFS(t, 6)
 	r := openFaulty(t, dir, fs, nil)
 
-	fault := fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: "/f/", Lo: 0, Hi: 1})
+	fault := fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: ".hfile", Lo: 0, Hi: 1})
 	_, err := r.Get(NewGet(faultRow(0)))
 	require.ErrorIs(t, err, syscall.EIO)
-	require.Contains(t, err.Error(), "/f/")
+	require.Contains(t, err.Error(), ".hfile")
 	_, err = scanFaulty(r)
 	require.ErrorIs(t, err, syscall.EIO)
 	fault.Remove()
 
 	// Random read errors: each Get is right or fails with EIO.
-	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: "/f/", Probability: 0.3})
+	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: ".hfile", Probability: 0.3})
 	failures := 0
 	for i := 0; i < rows; i += 11 {
 		res, err := r.Get(NewGet(faultRow(i)))
@@ -569,7 +569,7 @@ func TestFaultReadEIO(t *testing.T) {
 	require.NoError(t, r.Close())
 
 	// The trailer cannot be read: Open fails, cleanly.
-	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: "/f/"})
+	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: ".hfile"})
 	_, err = Open(dir, Options{fs: fs})
 	require.ErrorIs(t, err, syscall.EIO)
 	fault.Remove()

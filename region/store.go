@@ -22,27 +22,9 @@ import (
 	"github.com/regionkv/regionkv/scanner"
 )
 
-// Published store files are named as HBase names them: 32 lowercase hex
-// digits and no suffix (HBase's StoreFileInfo reads a name "<a>.<b>" as a
-// reference to region <b>, so a suffix would make HBase misread a file we
-// hand it). Names "<32 hex>.hfile", which the first releases wrote, are
-// still read. Anything else in a store directory (a crash's leftovers) is
-// ignored.
-const oldStoreFileSuffix = ".hfile"
-
-// isStoreFileName reports whether name is a published store file's.
-func isStoreFileName(name string) bool {
-	name = strings.TrimSuffix(name, oldStoreFileSuffix)
-	if len(name) != 32 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+// storeFileSuffix marks published store files; anything else in a store
+// directory (a crash's leftovers) is ignored.
+const storeFileSuffix = ".hfile"
 
 // StoreFile is one published HFile of a store: HBase's HStoreFile.
 type StoreFile struct {
@@ -148,7 +130,7 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
 	}
 	for _, name := range names {
-		if !isStoreFileName(name) {
+		if !strings.HasSuffix(name, storeFileSuffix) {
 			continue
 		}
 		sf, err := s.openFile(filepath.Join(dir, name))
@@ -482,7 +464,7 @@ func (s *Store) close() {
 func newFileName() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:]) + storeFileSuffix
 }
 
 func syncDir(fs vfs.FS, dir string) error {

@@ -37,7 +37,7 @@ func TestPEMetaWrite(t *testing.T) {
 	desc, err := os.ReadFile(filepath.Join(dir, ".regioninfo"))
 	require.NoError(t, err)
 	require.Contains(t, string(desc), `"meta": true`)
-	files, err := filepath.Glob(filepath.Join(dir, "info", "[0-9a-f]*"))
+	files, err := filepath.Glob(filepath.Join(dir, "info", "*.hfile"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)
 	code, trailer, errOut := runCmd("hfile", "-m", files[0])

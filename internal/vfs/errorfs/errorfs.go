@@ -26,7 +26,7 @@
 //	full := fs.Add(errorfs.Rule{Ops: errorfs.OpCreate | errorfs.OpWrite, PathContains: "/f/", Err: syscall.ENOSPC})
 //	full.Remove() // space is back
 //	// Reads of byte 100 of any .hfile see bit 3 flipped.
-//	fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: "/f/", Lo: 100, Hi: 101, Kind: errorfs.BitFlip, Bit: 3})
+//	fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: ".hfile", Lo: 100, Hi: 101, Kind: errorfs.BitFlip, Bit: 3})
 //
 // Injection is deterministic for a given sequence of operations: counts are
 // per rule, and probabilities come from a source seeded by New's seed (with
