@@ -123,6 +123,23 @@ type FamilyOptions struct {
 	BlockSize int
 	// InMemory gives the family's blocks in-memory priority in the cache.
 	InMemory bool
+	// MinVersions is MIN_VERSIONS (default 0, at most MaxVersions): with a
+	// TTL, the newest MinVersions versions of a column that are not deleted
+	// stay readable, and flushes and major compactions keep them, after
+	// they expire. Without a TTL it changes nothing.
+	MinVersions int
+	// NoBlockCache is BLOCKCACHE=false: the family's data blocks are not
+	// put in the block cache (index and bloom blocks still are, as in
+	// HBase, where the attribute only means cache data on read).
+	NoBlockCache bool
+	// CompactionCompression is COMPRESSION_COMPACT, the codec of the files
+	// compactions write, and Major- and MinorCompactionCompression are
+	// COMPRESSION_COMPACT_MAJOR and _MINOR for one kind of compaction.
+	// Unset, each falls back as in HBase: major or minor to
+	// CompactionCompression, that to Compression.
+	CompactionCompression      CompressionOverride
+	MajorCompactionCompression CompressionOverride
+	MinorCompactionCompression CompressionOverride
 
 	// Bloom and NoBloom are the old spelling of BloomFilter, whose zero
 	// value could not mean ROW. When either is set it decides.
@@ -130,6 +147,35 @@ type FamilyOptions struct {
 	// Deprecated: use BloomFilter.
 	Bloom   hfile.BloomType
 	NoBloom bool
+}
+
+// CompressionOverride is a codec that replaces a more general one when Set.
+type CompressionOverride struct {
+	Set         bool
+	Compression Compression
+}
+
+// OverrideCompression returns a CompressionOverride that sets c.
+func OverrideCompression(c Compression) CompressionOverride {
+	return CompressionOverride{Set: true, Compression: c}
+}
+
+// or returns o's codec if set, else c.
+func (o CompressionOverride) or(c Compression) Compression {
+	if o.Set {
+		return o.Compression
+	}
+	return c
+}
+
+// compactionCompression is the codec of a compaction's output (HBase's
+// getMajor/MinorCompactionCompressionType).
+func (f FamilyOptions) compactionCompression(major bool) Compression {
+	c := f.CompactionCompression.or(f.Compression)
+	if major {
+		return f.MajorCompactionCompression.or(c)
+	}
+	return f.MinorCompactionCompression.or(c)
 }
 
 // withDefaults resolves zero values and the deprecated fields; the result
@@ -152,6 +198,10 @@ func (f FamilyOptions) withDefaults() FamilyOptions {
 	return f
 }
 
+// Validate returns the error (marked ErrInvalidArgument) Open would
+// refuse f with, or nil.
+func (f FamilyOptions) Validate() error { return f.withDefaults().validate() }
+
 func (f FamilyOptions) validate() error {
 	if f.Name == "" || len(f.Name) > encoding.MaxFamilyLen {
 		return invalidArgf("region: family name %q must be 1..%d bytes", f.Name, encoding.MaxFamilyLen)
@@ -167,6 +217,19 @@ func (f FamilyOptions) validate() error {
 	}
 	if f.BloomFilter > BloomFilterRowCol {
 		return invalidArgf("region: family %q: unknown bloom filter %d", f.Name, f.BloomFilter)
+	}
+	// HBase's TableDescriptorChecker refuses both (HBASE-13776 for the
+	// second); MaxVersions is already defaulted to at least 1 here.
+	if f.MinVersions < 0 {
+		return invalidArgf("region: family %q: MIN_VERSIONS %d must not be negative", f.Name, f.MinVersions)
+	}
+	if f.MinVersions > f.MaxVersions {
+		return invalidArgf("region: family %q: MIN_VERSIONS %d must not exceed VERSIONS %d", f.Name, f.MinVersions, f.MaxVersions)
+	}
+	for _, o := range []CompressionOverride{f.CompactionCompression, f.MajorCompactionCompression, f.MinorCompactionCompression} {
+		if err := o.Compression.Supported(); o.Set && err != nil {
+			return errors.Mark(errors.Wrapf(err, "region: family %q: compaction compression", f.Name), ErrInvalidArgument)
+		}
 	}
 	return nil
 }

@@ -98,7 +98,8 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 		opts := scanner.QueryOptions{
 			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now,
 			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: w.s.opts.MaxVersions,
-			ReuseCells: true,
+			MinVersions: w.s.opts.MinVersions,
+			ReuseCells:  true,
 		}
 		err = gt.ss.Reset(r.cmp, scanners, opts)
 		if err == nil {

@@ -134,6 +134,9 @@ type descriptor struct {
 // FamilyOptions then, codes as HBase numbers them), so that FamilyOptions
 // can change without changing the file: Compression is HBase's ordinal,
 // Bloom HBase's BloomType ordinal with NoBloom set for NONE.
+//
+// Keys added since are omitted at their zero value, so that a file written
+// before them reads as the defaults.
 type familyRecord struct {
 	Name        string
 	MaxVersions int
@@ -144,18 +147,46 @@ type familyRecord struct {
 	NoBloom     bool
 	BlockSize   int
 	InMemory    bool
+
+	MinVersions  int  `json:",omitempty"`
+	NoBlockCache bool `json:",omitempty"`
+	// Compactions' codecs, as HBase's ordinals; absent when unset.
+	CompactionCompression      *uint32 `json:",omitempty"`
+	MajorCompactionCompression *uint32 `json:",omitempty"`
+	MinorCompactionCompression *uint32 `json:",omitempty"`
 }
 
 func recordOf(f FamilyOptions) familyRecord {
+	ord := func(o CompressionOverride) *uint32 {
+		if !o.Set {
+			return nil
+		}
+		v := o.Compression.Ordinal()
+		return &v
+	}
 	return familyRecord{Name: f.Name, MaxVersions: f.MaxVersions, TTL: f.TTL, Encoding: f.Encoding,
 		Compression: f.Compression.Ordinal(), Bloom: uint8(f.BloomFilter.hfileType()),
-		NoBloom: f.BloomFilter == BloomFilterNone, BlockSize: f.BlockSize, InMemory: f.InMemory}
+		NoBloom: f.BloomFilter == BloomFilterNone, BlockSize: f.BlockSize, InMemory: f.InMemory,
+		MinVersions: f.MinVersions, NoBlockCache: f.NoBlockCache,
+		CompactionCompression:      ord(f.CompactionCompression),
+		MajorCompactionCompression: ord(f.MajorCompactionCompression),
+		MinorCompactionCompression: ord(f.MinorCompactionCompression)}
 }
 
 func (rec familyRecord) options() FamilyOptions {
+	override := func(v *uint32) CompressionOverride {
+		if v == nil {
+			return CompressionOverride{}
+		}
+		return OverrideCompression(hfile.CompressionOfOrdinal(*v))
+	}
 	return FamilyOptions{Name: rec.Name, MaxVersions: rec.MaxVersions, TTL: rec.TTL, Encoding: rec.Encoding,
 		Compression: hfile.CompressionOfOrdinal(rec.Compression), Bloom: hfile.BloomType(rec.Bloom),
-		NoBloom: rec.NoBloom, BlockSize: rec.BlockSize, InMemory: rec.InMemory}.withDefaults()
+		NoBloom: rec.NoBloom, BlockSize: rec.BlockSize, InMemory: rec.InMemory,
+		MinVersions: rec.MinVersions, NoBlockCache: rec.NoBlockCache,
+		CompactionCompression:      override(rec.CompactionCompression),
+		MajorCompactionCompression: override(rec.MajorCompactionCompression),
+		MinorCompactionCompression: override(rec.MinorCompactionCompression)}.withDefaults()
 }
 
 // Open opens (or creates) the region in dir: it loads the store files,

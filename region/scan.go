@@ -132,7 +132,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 			MaxVersions: min(maxVersions, w.s.opts.MaxVersions), TimeRange: s.TimeRange,
 			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
-			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: w.s.opts.MaxVersions,
+			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: w.s.opts.MaxVersions, MinVersions: w.s.opts.MinVersions,
 			// Cells are copied into each Result (or not at all by NextInto's
 			// caller-owned one), so the store scanners reuse their memory.
 			ReuseCells: true,
