@@ -1,6 +1,7 @@
 package region
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,4 +109,27 @@ func TestWALTornTailCounted(t *testing.T) {
 	res, err = r2.Get(NewGet(b("torn")))
 	require.NoError(t, err)
 	require.True(t, res.IsEmpty(), "the torn newest entry is dropped")
+}
+
+// TestContextEndsWaits: a context's deadline, sooner than RowLockWait,
+// ends the wait for a row lock; a cancelled context ends it at once.
+func TestContextEndsWaits(t *testing.T) {
+	r := openTest(t, t.TempDir(), func(o *Options) { o.RowLockWait = 30 * time.Second })
+	defer r.Close()
+	// Hold the row's exclusive lock, as a long read-modify-write would.
+	rl, err := r.locks.lock(context.Background(), b("busy"), true, time.Second)
+	require.NoError(t, err)
+	defer r.locks.unlock(rl, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = r.PutContext(ctx, NewPut(b("busy")).Add(fam, b("q"), b("v")))
+	require.True(t, errors.Is(err, ErrRowLockTimeout), "%v", err)
+	require.Less(t, time.Since(start), 10*time.Second, "the call's deadline, not RowLockWait, ended the wait")
+	gone, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	_, err = r.IncrementContext(gone, NewIncrement(b("busy")).Add(fam, b("n"), 1))
+	require.True(t, errors.Is(err, ErrRowLockTimeout), "%v", err)
+	// Other rows are not waited for.
+	require.NoError(t, r.PutContext(ctx, NewPut(b("free")).Add(fam, b("q"), b("v"))))
 }

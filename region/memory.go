@@ -1,6 +1,7 @@
 package region
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,7 +166,7 @@ func (m *MemstoreLimit) largest(skip map[*Region]bool) *Region {
 }
 
 // wait blocks while the regions are above the upper limit, for up to d.
-func (m *MemstoreLimit) wait(r *Region, d time.Duration) error {
+func (m *MemstoreLimit) wait(ctx context.Context, r *Region, d time.Duration) error {
 	if m.used.Load() <= m.upper {
 		return nil
 	}
@@ -174,6 +175,7 @@ func (m *MemstoreLimit) wait(r *Region, d time.Duration) error {
 	case m.wake <- struct{}{}:
 	default:
 	}
+	d = waitLimit(ctx, d)
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for m.used.Load() > m.upper {
@@ -189,6 +191,9 @@ func (m *MemstoreLimit) wait(r *Region, d time.Duration) error {
 		case <-deadline.C:
 			return errors.Wrapf(ErrRegionTooBusy, "above global memstore limit: %d bytes in memstores, limit %d, after waiting %s (region %s)",
 				m.used.Load(), m.upper, d, r.dir)
+		case <-ctx.Done():
+			return errors.Wrapf(ErrRegionTooBusy, "above global memstore limit: %d bytes in memstores, limit %d (region %s): %v",
+				m.used.Load(), m.upper, r.dir, context.Cause(ctx))
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package region
 
 import (
 	"bytes"
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
@@ -63,7 +64,10 @@ var ErrRowLockTimeout = errors.New("region: timed out waiting for row lock")
 
 // lock takes row's lock, shared or exclusive, waiting at most timeout, and
 // returns the lock for unlock.
-func (l *rowLocks) lock(row []byte, exclusive bool, timeout time.Duration) (*rowLock, error) {
+//
+// ctx's deadline, if sooner, ends the wait too (with ErrRowLockTimeout), and
+// so does its cancellation.
+func (l *rowLocks) lock(ctx context.Context, row []byte, exclusive bool, timeout time.Duration) (*rowLock, error) {
 	h := maphash.Bytes(rowLockSeed, row)
 	s := &l.shards[h%rowLockShards]
 	var deadline <-chan time.Time
@@ -90,6 +94,7 @@ func (l *rowLocks) lock(row []byte, exclusive bool, timeout time.Duration) (*row
 		// rl may be released and reused for another row once the mutex is
 		// unlocked: from here on only ch is ours.
 		if deadline == nil {
+			timeout = waitLimit(ctx, timeout)
 			t := time.NewTimer(timeout)
 			defer t.Stop()
 			deadline = t.C
@@ -98,6 +103,8 @@ func (l *rowLocks) lock(row []byte, exclusive bool, timeout time.Duration) (*row
 		case <-ch:
 		case <-deadline:
 			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q after %s", row, timeout)
+		case <-ctx.Done():
+			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q: %v", row, context.Cause(ctx))
 		}
 	}
 }
@@ -123,10 +130,10 @@ func (l *rowLocks) unlock(rl *rowLock, exclusive bool) {
 // lockRows locks rows in sorted order, so two batches never deadlock, and
 // appends the locks to held, for unlockRows. rows must be sorted and free of
 // duplicates. On error it holds none of them.
-func (l *rowLocks) lockRows(rows [][]byte, exclusive bool, timeout time.Duration, held []*rowLock) ([]*rowLock, error) {
+func (l *rowLocks) lockRows(ctx context.Context, rows [][]byte, exclusive bool, timeout time.Duration, held []*rowLock) ([]*rowLock, error) {
 	start := len(held)
 	for _, row := range rows {
-		rl, err := l.lock(row, exclusive, timeout)
+		rl, err := l.lock(ctx, row, exclusive, timeout)
 		if err != nil {
 			l.unlockRows(held[start:], exclusive)
 			return held[:start], err
@@ -184,4 +191,15 @@ func (s *rowLockShard) remove(rl *rowLock) {
 		rl.key = rl.key[:0]
 		s.free = append(s.free, rl)
 	}
+}
+
+// waitLimit returns d, or less if ctx's deadline comes sooner (at least a
+// millisecond, so that a timer still fires).
+func waitLimit(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if rem := time.Until(dl); rem < d {
+			return max(rem, time.Millisecond)
+		}
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package region
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -14,31 +15,43 @@ import (
 )
 
 // Put writes p.
-func (r *Region) Put(p *Put) error {
+func (r *Region) Put(p *Put) error { return r.PutContext(context.Background(), p) }
+
+// PutContext is Put with a context whose deadline (and cancellation) also
+// ends the waits for the row lock and for memstore space, as a server
+// call's deadline does; the waits' own limits (RowLockWait, BlockingWait)
+// still apply.
+func (r *Region) PutContext(ctx context.Context, p *Put) error {
 	s := getWriteScratch()
 	defer s.release()
 	s.one[0] = p
-	return r.batch(s, s.one[:])
+	return r.batch(ctx, s, s.one[:])
 }
 
 // Delete applies d.
-func (r *Region) Delete(d *Delete) error {
+func (r *Region) Delete(d *Delete) error { return r.DeleteContext(context.Background(), d) }
+
+// DeleteContext is Delete with a context, as PutContext.
+func (r *Region) DeleteContext(ctx context.Context, d *Delete) error {
 	s := getWriteScratch()
 	defer s.release()
 	s.one[0] = d
-	return r.batch(s, s.one[:])
+	return r.batch(ctx, s, s.one[:])
 }
 
 // Batch applies puts and deletes, possibly for many rows, as one atomic
 // write: one WAL entry and one sequence id, visible to readers all at once.
 // Rows are locked shared, as HBase does for plain puts and deletes.
-func (r *Region) Batch(ms []Mutation) error {
+func (r *Region) Batch(ms []Mutation) error { return r.BatchContext(context.Background(), ms) }
+
+// BatchContext is Batch with a context, as PutContext.
+func (r *Region) BatchContext(ctx context.Context, ms []Mutation) error {
 	s := getWriteScratch()
 	defer s.release()
-	return r.batch(s, ms)
+	return r.batch(ctx, s, ms)
 }
 
-func (r *Region) batch(s *writeScratch, ms []Mutation) error {
+func (r *Region) batch(ctx context.Context, s *writeScratch, ms []Mutation) error {
 	if len(ms) == 0 {
 		return nil
 	}
@@ -47,11 +60,11 @@ func (r *Region) batch(s *writeScratch, ms []Mutation) error {
 			return err
 		}
 	}
-	if err := r.checkResources(); err != nil {
+	if err := r.checkResources(ctx); err != nil {
 		return err
 	}
 	if len(ms) == 1 {
-		rl, err := r.locks.lock(ms[0].mutationRow(), false, r.opts.RowLockWait)
+		rl, err := r.locks.lock(ctx, ms[0].mutationRow(), false, r.opts.RowLockWait)
 		if err != nil {
 			return err
 		}
@@ -64,7 +77,7 @@ func (r *Region) batch(s *writeScratch, ms []Mutation) error {
 		slices.SortFunc(rows, bytes.Compare)
 		rows = slices.CompactFunc(rows, bytes.Equal)
 		s.rows = rows
-		held, err := r.locks.lockRows(rows, false, r.opts.RowLockWait, s.held[:0])
+		held, err := r.locks.lockRows(ctx, rows, false, r.opts.RowLockWait, s.held[:0])
 		s.held = held
 		if err != nil {
 			return err
@@ -134,12 +147,12 @@ func (s *writeScratch) release() {
 // when flushes fall behind.
 //
 // It first makes sure the WAL works (see resetWAL).
-func (r *Region) checkResources() error {
+func (r *Region) checkResources(ctx context.Context) error {
 	if err := r.checkWAL(); err != nil {
 		return err
 	}
 	if m := r.opts.MemstoreLimit; m != nil {
-		if err := m.wait(r, r.opts.BlockingWait); err != nil {
+		if err := m.wait(ctx, r, r.opts.BlockingWait); err != nil {
 			return err
 		}
 	}
@@ -153,7 +166,8 @@ func (r *Region) checkResources() error {
 		r.log.Warn("region: blocking updates: memstore over the blocking limit; waiting for a flush",
 			"region", r.dir, "memstoreSize", r.memSize.Load(), "limit", limit)
 	}
-	deadline := time.NewTimer(r.opts.BlockingWait)
+	wait := waitLimit(ctx, r.opts.BlockingWait)
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for r.memSize.Load() > limit {
 		if r.closed.Load() {
@@ -168,7 +182,10 @@ func (r *Region) checkResources() error {
 			}
 		case <-deadline.C:
 			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d after waiting %s",
-				limit, r.dir, r.memSize.Load(), r.opts.BlockingWait)
+				limit, r.dir, r.memSize.Load(), wait)
+		case <-ctx.Done():
+			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d: %v",
+				limit, r.dir, r.memSize.Load(), context.Cause(ctx))
 		}
 	}
 	return nil
@@ -400,10 +417,15 @@ func nonNil(b []byte) []byte {
 // Increment adds to counters of one row under its exclusive lock and
 // returns the new values.
 func (r *Region) Increment(inc *Increment) (*Result, error) {
+	return r.IncrementContext(context.Background(), inc)
+}
+
+// IncrementContext is Increment with a context, as PutContext.
+func (r *Region) IncrementContext(ctx context.Context, inc *Increment) (*Result, error) {
 	if inc == nil {
 		return nil, invalidArgf("region: nil *Increment")
 	}
-	return r.readModifyWrite(inc.Row, inc.Durability, len(inc.Columns), func(i int) (fam, qual []byte) {
+	return r.readModifyWrite(ctx, inc.Row, inc.Durability, len(inc.Columns), func(i int) (fam, qual []byte) {
 		return inc.Columns[i].Family, inc.Columns[i].Qualifier
 	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
 		var v int64
@@ -420,11 +442,14 @@ func (r *Region) Increment(inc *Increment) (*Result, error) {
 
 // Append appends to values of one row under its exclusive lock and returns
 // the new values.
-func (r *Region) Append(a *Append) (*Result, error) {
+func (r *Region) Append(a *Append) (*Result, error) { return r.AppendContext(context.Background(), a) }
+
+// AppendContext is Append with a context, as PutContext.
+func (r *Region) AppendContext(ctx context.Context, a *Append) (*Result, error) {
 	if a == nil {
 		return nil, invalidArgf("region: nil *Append")
 	}
-	return r.readModifyWrite(a.Row, a.Durability, len(a.Cells), func(i int) (fam, qual []byte) {
+	return r.readModifyWrite(ctx, a.Row, a.Durability, len(a.Cells), func(i int) (fam, qual []byte) {
 		return a.Cells[i].Family, a.Cells[i].Qualifier
 	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
 		if cur != nil {
@@ -460,7 +485,7 @@ type rmwResult struct {
 //
 // col and next must not keep their arguments: they do not escape, so the
 // callers' closures stay on the stack.
-func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func(int) ([]byte, []byte),
+func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durability, n int, col func(int) ([]byte, []byte),
 	next func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error)) (*Result, error) {
 	if n == 0 {
 		return nil, invalidArgf("region: no columns")
@@ -471,10 +496,10 @@ func (r *Region) readModifyWrite(row []byte, dur wal.Durability, n int, col func
 			return nil, err
 		}
 	}
-	if err := r.checkResources(); err != nil {
+	if err := r.checkResources(ctx); err != nil {
 		return nil, err
 	}
-	rl, err := r.locks.lock(row, true, r.opts.RowLockWait)
+	rl, err := r.locks.lock(ctx, row, true, r.opts.RowLockWait)
 	if err != nil {
 		return nil, err
 	}
@@ -588,6 +613,11 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 // the check: the row is locked exclusively for both. It reports whether the
 // mutations were applied.
 func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
+	return r.CheckAndMutateContext(context.Background(), c)
+}
+
+// CheckAndMutateContext is CheckAndMutate with a context, as PutContext.
+func (r *Region) CheckAndMutateContext(ctx context.Context, c *CheckAndMutate) (bool, error) {
 	if c == nil {
 		return false, invalidArgf("region: nil *CheckAndMutate")
 	}
@@ -612,10 +642,10 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 			return false, invalidArgf("region: check-and-mutate mutation for another row")
 		}
 	}
-	if err := r.checkResources(); err != nil {
+	if err := r.checkResources(ctx); err != nil {
 		return false, err
 	}
-	rl, err := r.locks.lock(c.Row, true, r.opts.RowLockWait)
+	rl, err := r.locks.lock(ctx, c.Row, true, r.opts.RowLockWait)
 	if err != nil {
 		return false, err
 	}

@@ -1,6 +1,7 @@
 package region
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -13,20 +14,20 @@ import (
 func TestRowLockSharedAndExclusive(t *testing.T) {
 	var l rowLocks
 	row := []byte("row")
-	a, err := l.lock(row, false, time.Second)
+	a, err := l.lock(context.Background(), row, false, time.Second)
 	require.NoError(t, err)
-	bl, err := l.lock([]byte("row"), false, time.Second) // shared with a
+	bl, err := l.lock(context.Background(), []byte("row"), false, time.Second) // shared with a
 	require.NoError(t, err)
 	require.Same(t, a, bl)
 
 	// An exclusive waiter waits for both readers, and times out.
-	_, err = l.lock(row, true, 20*time.Millisecond)
+	_, err = l.lock(context.Background(), row, true, 20*time.Millisecond)
 	require.ErrorIs(t, err, ErrRowLockTimeout)
 
 	got := make(chan *rowLock)
 	errc := make(chan error, 1)
 	go func() {
-		rl, err := l.lock(row, true, 10*time.Second)
+		rl, err := l.lock(context.Background(), row, true, 10*time.Second)
 		if err != nil {
 			errc <- err
 			return
@@ -48,13 +49,13 @@ func TestRowLockSharedAndExclusive(t *testing.T) {
 	}
 
 	// Readers and writers wait for the writer; other rows do not.
-	_, err = l.lock(row, false, 20*time.Millisecond)
+	_, err = l.lock(context.Background(), row, false, 20*time.Millisecond)
 	require.ErrorIs(t, err, ErrRowLockTimeout)
-	other, err := l.lock([]byte("other"), true, time.Second)
+	other, err := l.lock(context.Background(), []byte("other"), true, time.Second)
 	require.NoError(t, err)
 	l.unlock(other, true)
 	l.unlock(x, true)
-	again, err := l.lock(row, true, time.Second)
+	again, err := l.lock(context.Background(), row, true, time.Second)
 	require.NoError(t, err)
 	l.unlock(again, true)
 	for i := range l.shards {
@@ -102,7 +103,7 @@ func TestRowLockExclusion(t *testing.T) {
 				k := (w + i) % rows
 				row := []byte(fmt.Sprintf("row%d", k))
 				excl := i%3 != 0
-				rl, err := l.lock(row, excl, 10*time.Second)
+				rl, err := l.lock(context.Background(), row, excl, 10*time.Second)
 				if err != nil {
 					t.Error(err)
 					return

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
@@ -251,7 +253,7 @@ func (s *Server) serveGet(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
 }
 
 // mutate applies one decoded mutation that is not part of a batch.
-func (s *Server) mutate(hr *hostedRegion, r *region.Region, m *mutation, rb *resultBuilder) (*hbasepb.Result, error) {
+func (s *Server) mutate(ctx context.Context, hr *hostedRegion, r *region.Region, m *mutation, rb *resultBuilder) (*hbasepb.Result, error) {
 	hr.writes.Add(1)
 	if hr.table.name == MetaTableName {
 		return nil, badRequest("hbase:meta is written only by the server")
@@ -261,17 +263,17 @@ func (s *Server) mutate(hr *hostedRegion, r *region.Region, m *mutation, rb *res
 	}
 	switch {
 	case m.put != nil:
-		return rb.empty(), mapError(r.Put(m.put), hr)
+		return rb.empty(), mapError(r.PutContext(ctx, m.put), hr)
 	case m.del != nil:
-		return rb.empty(), mapError(r.Delete(m.del), hr)
+		return rb.empty(), mapError(r.DeleteContext(ctx, m.del), hr)
 	case m.inc != nil:
-		res, err := r.Increment(m.inc)
+		res, err := r.IncrementContext(ctx, m.inc)
 		if err != nil {
 			return nil, mapError(err, hr)
 		}
 		return rb.result(res.Cells, false), nil
 	case m.app != nil:
-		res, err := r.Append(m.app)
+		res, err := r.AppendContext(ctx, m.app)
 		if err != nil {
 			return nil, mapError(err, hr)
 		}
@@ -281,7 +283,7 @@ func (s *Server) mutate(hr *hostedRegion, r *region.Region, m *mutation, rb *res
 }
 
 // checkAndMutate applies ms if cond holds.
-func (s *Server) checkAndMutate(hr *hostedRegion, r *region.Region, cond *hbasepb.Condition, ms []*mutation) (bool, error) {
+func (s *Server) checkAndMutate(ctx context.Context, hr *hostedRegion, r *region.Region, cond *hbasepb.Condition, ms []*mutation) (bool, error) {
 	hr.writes.Add(1)
 	if hr.table.name == MetaTableName {
 		return false, badRequest("hbase:meta is written only by the server")
@@ -322,7 +324,7 @@ func (s *Server) checkAndMutate(hr *hostedRegion, r *region.Region, cond *hbasep
 		}
 		cm.Mutations = append(cm.Mutations, rm)
 	}
-	ok, err := r.CheckAndMutate(cm)
+	ok, err := r.CheckAndMutateContext(ctx, cm)
 	return ok, mapError(err, hr)
 }
 
@@ -354,7 +356,7 @@ func (s *Server) serveMutate(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
 	}
 	resp := &sc.mutResp
 	if req.Condition != nil {
-		ok, err := s.checkAndMutate(hr, r, req.GetCondition(), []*mutation{m})
+		ok, err := s.checkAndMutate(callContext(c), hr, r, req.GetCondition(), []*mutation{m})
 		if err != nil {
 			return ipc.Reply{}, err
 		}
@@ -362,7 +364,7 @@ func (s *Server) serveMutate(c *ipc.Call, sc *callScratch) (ipc.Reply, error) {
 		resp.Processed, resp.Result = &sc.yes, &sc.result
 		return ipc.Reply{Msg: resp, Release: sc}, nil
 	}
-	res, err := s.mutate(hr, r, m, &sc.rb)
+	res, err := s.mutate(callContext(c), hr, r, m, &sc.rb)
 	if err != nil {
 		return ipc.Reply{}, err
 	}
@@ -381,6 +383,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 	if err := proto.Unmarshal(c.Param, req); err != nil {
 		return ipc.Reply{}, badRequest("decoding MultiRequest: %v", err)
 	}
+	ctx := callContext(c)
 	var it encoding.CellBlockIter
 	it.Init(c.CellBlock, c.Codec.WithTags)
 	// Decode every mutation first: their cells come from one cellblock in
@@ -425,9 +428,9 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 			var ok bool
 			if err == nil {
 				if ra.Condition != nil {
-					ok, err = s.checkAndMutate(hr, r, ra.GetCondition(), ms)
+					ok, err = s.checkAndMutate(ctx, hr, r, ra.GetCondition(), ms)
 				} else {
-					ok, err = true, s.atomicBatch(hr, r, ms)
+					ok, err = true, s.atomicBatch(ctx, hr, r, ms)
 				}
 			}
 			if err != nil {
@@ -441,7 +444,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 			}
 			continue
 		}
-		s.runActions(hr, r, ra, rb, rar, func(j int) (*mutation, error) { return muts[i][j].m, muts[i][j].err })
+		s.runActions(ctx, hr, r, ra, rb, rar, func(j int) (*mutation, error) { return muts[i][j].m, muts[i][j].err })
 	}
 	return ipc.Reply{Msg: resp, CellBlock: rb.cells}, nil
 }
@@ -449,7 +452,7 @@ func (s *Server) handleMulti(c *ipc.Call) (ipc.Reply, error) {
 // runActions runs the actions of a non-atomic region action in order,
 // batching runs of consecutive puts and deletes into one region Batch (one
 // WAL entry and sync), and records a result or an exception per action.
-func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.RegionAction,
+func (s *Server) runActions(ctx context.Context, hr *hostedRegion, r *region.Region, ra *hbasepb.RegionAction,
 	rb *resultBuilder, rar *hbasepb.RegionActionResult, mut func(int) (*mutation, error)) {
 	actions := ra.GetAction()
 	results := make([]*hbasepb.ResultOrException, len(actions))
@@ -464,7 +467,7 @@ func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.Regi
 			ms[k] = m.regionMutation()
 		}
 		hr.writes.Add(int64(len(batch)))
-		err := mapError(r.Batch(ms), hr)
+		err := mapError(r.BatchContext(ctx, ms), hr)
 		for _, j := range batch {
 			roe := &hbasepb.ResultOrException{Index: proto.Uint32(actions[j].GetIndex())}
 			if err != nil {
@@ -507,7 +510,7 @@ func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.Regi
 				continue
 			}
 			flush()
-			res, err := s.mutate(hr, r, m, rb)
+			res, err := s.mutate(ctx, hr, r, m, rb)
 			if err != nil {
 				roe.Exception = exceptionPair(err)
 			} else {
@@ -523,7 +526,7 @@ func (s *Server) runActions(hr *hostedRegion, r *region.Region, ra *hbasepb.Regi
 }
 
 // atomicBatch applies mutations of one row atomically (RowMutations).
-func (s *Server) atomicBatch(hr *hostedRegion, r *region.Region, ms []*mutation) error {
+func (s *Server) atomicBatch(ctx context.Context, hr *hostedRegion, r *region.Region, ms []*mutation) error {
 	if hr.table.name == MetaTableName {
 		return badRequest("hbase:meta is written only by the server")
 	}
@@ -542,5 +545,24 @@ func (s *Server) atomicBatch(hr *hostedRegion, r *region.Region, ms []*mutation)
 		rms = append(rms, rm)
 	}
 	hr.writes.Add(int64(len(rms)))
-	return mapError(r.Batch(rms), hr)
+	return mapError(r.BatchContext(ctx, rms), hr)
 }
+
+// callContext is the context of a call's waits in the region (row locks,
+// memstore space): its deadline is the client's call timeout from the
+// request header, so a wait ends when the client has given up on it.
+func callContext(c *ipc.Call) context.Context {
+	if ms := c.Header.GetTimeout(); ms > 0 {
+		return deadlineCtx{Context: context.Background(), deadline: time.Now().Add(time.Duration(ms) * time.Millisecond)}
+	}
+	return context.Background()
+}
+
+// deadlineCtx carries a deadline without the timer context.WithDeadline
+// starts: the region only reads it to shorten its own waits.
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }

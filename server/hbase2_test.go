@@ -198,3 +198,14 @@ func TestGlobalMemstoreLimit(t *testing.T) {
 	require.Greater(t, st.Flushes, int64(0))
 	require.LessOrEqual(t, st.Used, st.Upper)
 }
+
+// TestCallContextDeadline: a call's header timeout becomes the deadline of
+// its waits in the region; without one there is none.
+func TestCallContextDeadline(t *testing.T) {
+	ctx := callContext(&ipc.Call{Header: &hbasepb.RequestHeader{Timeout: proto.Uint32(1500)}})
+	dl, ok := ctx.Deadline()
+	require.True(t, ok)
+	require.InDelta(t, 1500, time.Until(dl).Milliseconds(), 200)
+	_, ok = callContext(&ipc.Call{Header: &hbasepb.RequestHeader{}}).Deadline()
+	require.False(t, ok)
+}
