@@ -225,8 +225,10 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		return 0, 0, err
 	}
 	scanners := make([]scanner.KeyValueScanner, len(files))
+	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
-		scanners[i] = scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
+		audits[i] = &auditScanner{KeyValueScanner: scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), cmp: s.cmp}
+		scanners[i] = audits[i]
 	}
 	ttl := s.opts.TTL.Milliseconds()
 	if major {
@@ -290,6 +292,19 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 				}
 			}
 			if err := heap.Next(); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	// Every input must have been read to its end (and, by a minor
+	// compaction, which steps over every cell, cell for cell as its trailer
+	// counts them) before the output may replace it.
+	for i, a := range audits {
+		if err := a.check(files[i]); err != nil {
+			return 0, 0, err
+		}
+		if !major {
+			if err := a.checkCount(files[i]); err != nil {
 				return 0, 0, err
 			}
 		}
