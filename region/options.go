@@ -110,6 +110,9 @@ type FamilyOptions struct {
 	Name string
 	// MaxVersions is VERSIONS (default 1).
 	MaxVersions int
+	// MinVersions is MIN_VERSIONS (default 0): the versions of a column
+	// kept even once the TTL has expired them. At most MaxVersions.
+	MinVersions int
 	// TTL is the family's time to live; 0 means forever.
 	TTL time.Duration
 	// Encoding is DATA_BLOCK_ENCODING (default NONE).
@@ -165,6 +168,9 @@ func (f FamilyOptions) validate() error {
 	if _, err := encoding.NewBlockEncoder(f.Encoding, encoding.BlockFormat{}); err != nil {
 		return errors.Mark(errors.Wrapf(err, "region: family %q", f.Name), ErrInvalidArgument)
 	}
+	if f.MinVersions < 0 || f.MinVersions > f.MaxVersions {
+		return invalidArgf("region: family %q: MinVersions %d must be 0..MaxVersions (%d)", f.Name, f.MinVersions, f.MaxVersions)
+	}
 	if f.BloomFilter > BloomFilterRowCol {
 		return invalidArgf("region: family %q: unknown bloom filter %d", f.Name, f.BloomFilter)
 	}
@@ -184,9 +190,17 @@ type Options struct {
 	// Table and EncodedName name the region in WAL entries and errors.
 	Table       string
 	EncodedName string
-	// Families are created if new and must include every existing family.
-	// On reopen they may be left empty to use the stored descriptor.
+	// Families are created if new and must include every existing family
+	// (unless DropFamilies). On reopen they may be left empty to use the
+	// stored descriptor. A family that an existing region did not have
+	// starts empty, as with AddFamily.
 	Families []FamilyOptions
+	// DropFamilies makes Families the region's whole schema: a family the
+	// region has that Families leaves out is deleted with its data, as
+	// DeleteFamily does. A server whose table descriptor is the truth
+	// (regionsrv) opens its regions so, which finishes a family deletion
+	// that a crash interrupted.
+	DropFamilies bool
 	// Meta orders rows as hbase:meta's (encoding.MetaComparer: by table,
 	// then start key, then region id) instead of bytewise. It is fixed when
 	// the region is created.
