@@ -85,14 +85,21 @@ func familyOptions(cf *hbasepb.ColumnFamilySchema) (region.FamilyOptions, error)
 		case attrInMemory:
 			fo.InMemory = strings.EqualFold(v, "true")
 		case attrMinVersions:
-			if n, err := strconv.Atoi(v); err != nil || n != 0 {
-				return fo, bad(k, v, "only 0 is supported")
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fo, bad(k, v, "must be a non-negative integer")
 			}
+			fo.MinVersions = n
 		case attrKeepDeleted:
 			if !strings.EqualFold(v, "false") {
 				return fo, bad(k, v, "only FALSE is supported")
 			}
 		}
+	}
+	if fo.MinVersions > fo.MaxVersions {
+		// HBase's TableDescriptorChecker.
+		return fo, ipc.Errorf(ipc.ClassDoNotRetryIOException,
+			"Min versions for column family %s  must be less than the Max versions.", name)
 	}
 	return fo, nil
 }
