@@ -449,6 +449,9 @@ func (r *Region) compactStore(s *Store, major bool) (CompactionResult, bool, err
 	if s.dropped.Load() {
 		return CompactionResult{}, false, nil // DeleteFamily took it away meanwhile
 	}
+	if r.closed.Load() {
+		return CompactionResult{}, false, ErrClosed // Close waits on compactMu for those before
+	}
 	files := s.Files()
 	if !major {
 		sizes := make([]int64, len(files))

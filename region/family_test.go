@@ -447,3 +447,32 @@ func TestFamilyChangesConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseDuringCompaction closes a region while a caller's compaction
+// runs (the server's CompactRegion does this when a table is disabled):
+// Close waits for it, the compaction ends or is refused with ErrClosed,
+// and the region reopens whole.
+func TestCloseDuringCompaction(t *testing.T) {
+	dir := t.TempDir()
+	r := openTest(t, dir, func(o *Options) { o.DisableAutoCompaction = true })
+	for f := 0; f < 4; f++ {
+		for i := 0; i < 200; i++ {
+			putCell(t, r, fmt.Sprintf("r%04d", i), "f", "q", fmt.Sprintf("v%d", f))
+		}
+		require.NoError(t, r.Flush())
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.CompactStores(true)
+		done <- err
+	}()
+	require.NoError(t, r.Close())
+	if err := <-done; err != nil {
+		require.ErrorIs(t, err, ErrClosed)
+	}
+	r2 := openTest(t, dir, nil)
+	for i := 0; i < 200; i += 37 {
+		require.Equal(t, "v3", string(getValue(t, r2, fmt.Sprintf("r%04d", i), "f", "q")))
+	}
+	require.NoError(t, r2.Close())
+}

@@ -155,6 +155,11 @@ func (f FamilyOptions) withDefaults() FamilyOptions {
 	return f
 }
 
+// Validate reports whether a region would take f (in Open, AddFamily or
+// ModifyFamily), with an error marked ErrInvalidArgument if not: a server
+// checks a schema with it before it records the schema anywhere.
+func (f FamilyOptions) Validate() error { return f.withDefaults().validate() }
+
 func (f FamilyOptions) validate() error {
 	if f.Name == "" || len(f.Name) > encoding.MaxFamilyLen {
 		return invalidArgf("region: family name %q must be 1..%d bytes", f.Name, encoding.MaxFamilyLen)

@@ -544,6 +544,13 @@ func (r *Region) Close() error {
 		close(r.stop)
 		<-r.bgDone
 		<-r.compactDone
+		// A compaction a caller runs (CompactStores) may still be
+		// publishing its file: wait for it (its context is canceled, and
+		// one that starts now sees the region closed).
+		for _, s := range r.storeSet().stores {
+			s.compactMu.Lock()
+			s.compactMu.Unlock()
+		}
 		var werr error
 		if r.wal.Err() != nil {
 			// Cut the failed (never acknowledged) entries from the log

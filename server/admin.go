@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"sort"
 
 	"github.com/cockroachdb/errors"
@@ -205,7 +206,7 @@ func (s *Server) handleCompactRegion(c *ipc.Call) (ipc.Reply, error) {
 			res, err = r.CompactStores(major)
 		}
 		if err != nil {
-			if !errors.Is(err, region.ErrClosed) {
+			if !errors.Is(err, region.ErrClosed) && !errors.Is(err, context.Canceled) {
 				s.log.Warn("requested compaction failed", "region", hr.info.EncodedName(), "major", major, "err", err)
 			}
 			return

@@ -157,6 +157,7 @@ func TestAlterTable(t *testing.T) {
 		{"AddColumn", &hbasepb.AddColumnRequest{TableName: tn("default", "missing"), ColumnFamilies: cfSchema("x")}, &hbasepb.AddColumnResponse{}, ipc.ClassTableNotFoundException},
 		{"AddColumn", &hbasepb.AddColumnRequest{TableName: name, ColumnFamilies: cfSchema("x", "VERSIONS", "0")}, &hbasepb.AddColumnResponse{}, ipc.ClassDoNotRetryIOException},
 		{"AddColumn", &hbasepb.AddColumnRequest{TableName: name, ColumnFamilies: cfSchema("x", "COMPRESSION", "LZO")}, &hbasepb.AddColumnResponse{}, ipc.ClassDoNotRetryIOException},
+		{"AddColumn", &hbasepb.AddColumnRequest{TableName: name, ColumnFamilies: cfSchema("x", "DATA_BLOCK_ENCODING", "DIFF")}, &hbasepb.AddColumnResponse{}, ipc.ClassDoNotRetryIOException},
 		{"ModifyColumn", &hbasepb.ModifyColumnRequest{TableName: name, ColumnFamilies: cfSchema("cf", "VERSIONS", "1", "MIN_VERSIONS", "2")}, &hbasepb.ModifyColumnResponse{}, ipc.ClassDoNotRetryIOException},
 		{"ModifyTable", &hbasepb.ModifyTableRequest{TableName: name, TableSchema: &hbasepb.TableSchema{TableName: name}}, &hbasepb.ModifyTableResponse{}, ipc.ClassDoNotRetryIOException},
 		{"ModifyTable", &hbasepb.ModifyTableRequest{TableName: name, TableSchema: &hbasepb.TableSchema{TableName: tn("default", "other"),

@@ -101,6 +101,12 @@ func familyOptions(cf *hbasepb.ColumnFamilySchema) (region.FamilyOptions, error)
 		return fo, ipc.Errorf(ipc.ClassDoNotRetryIOException,
 			"Min versions for column family %s  must be less than the Max versions.", name)
 	}
+	// What the attributes above let through but a region would refuse
+	// (an encoding we parse but do not implement, say) is refused here,
+	// before the schema is written anywhere.
+	if err := fo.Validate(); err != nil {
+		return fo, ipc.Errorf(ipc.ClassDoNotRetryIOException, "column family %q: %v", name, err)
+	}
 	return fo, nil
 }
 
