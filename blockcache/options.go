@@ -172,6 +172,11 @@ func (o *Options) CacheSize() int64 {
 	return int64(math.Floor(o.Fraction * float64(o.memoryBudget())))
 }
 
+// Budget returns the memory fractions of it refer to: MemoryBudget if set,
+// else GOMEMLIMIT when set, else DefaultMemoryBudget. The server sizes its
+// global memstore limit from it too, as HBase sizes both from the heap.
+func (o *Options) Budget() int64 { return o.memoryBudget() }
+
 func (o *Options) memoryBudget() int64 {
 	if o.MemoryBudget > 0 {
 		return o.MemoryBudget

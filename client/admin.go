@@ -16,11 +16,13 @@ import (
 const procPollMax = 500 * time.Millisecond
 
 // Family describes a column family: its name and HBase's attributes
-// (VERSIONS, TTL, BLOOMFILTER, DATA_BLOCK_ENCODING, COMPRESSION,
-// BLOCKSIZE, IN_MEMORY, ...), as strings.
+// (VERSIONS, MIN_VERSIONS, TTL, BLOOMFILTER, DATA_BLOCK_ENCODING,
+// COMPRESSION, BLOCKSIZE, IN_MEMORY, BLOCKCACHE, ...), as strings, and its
+// CONFIGURATION map (HBase's per-family configuration overrides).
 type Family struct {
-	Name       string
-	Attributes map[string]string
+	Name          string
+	Attributes    map[string]string
+	Configuration map[string]string
 }
 
 // TableDescriptor describes a table: HBase's TableDescriptor.
@@ -55,19 +57,47 @@ func attrsFromPB(ps []*hbasepb.BytesBytesPair) map[string]string {
 	return m
 }
 
+func configPB(m map[string]string) []*hbasepb.NameStringPair {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*hbasepb.NameStringPair
+	for _, k := range keys {
+		out = append(out, &hbasepb.NameStringPair{Name: proto.String(k), Value: proto.String(m[k])})
+	}
+	return out
+}
+
+func configFromPB(ps []*hbasepb.NameStringPair) map[string]string {
+	if len(ps) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(ps))
+	for _, p := range ps {
+		m[p.GetName()] = p.GetValue()
+	}
+	return m
+}
+
 func (td *TableDescriptor) pb() *hbasepb.TableSchema {
 	ts := &hbasepb.TableSchema{TableName: tableNamePB(td.Name), Attributes: attrsPB(td.Attributes)}
 	for _, f := range td.Families {
-		ts.ColumnFamilies = append(ts.ColumnFamilies,
-			&hbasepb.ColumnFamilySchema{Name: []byte(f.Name), Attributes: attrsPB(f.Attributes)})
+		ts.ColumnFamilies = append(ts.ColumnFamilies, f.pb())
 	}
 	return ts
+}
+
+func (f Family) pb() *hbasepb.ColumnFamilySchema {
+	return &hbasepb.ColumnFamilySchema{Name: []byte(f.Name), Attributes: attrsPB(f.Attributes), Configuration: configPB(f.Configuration)}
 }
 
 func descriptorFromPB(ts *hbasepb.TableSchema) TableDescriptor {
 	td := TableDescriptor{Name: tableNameString(ts.GetTableName()), Attributes: attrsFromPB(ts.GetAttributes())}
 	for _, cf := range ts.GetColumnFamilies() {
-		td.Families = append(td.Families, Family{Name: string(cf.GetName()), Attributes: attrsFromPB(cf.GetAttributes())})
+		td.Families = append(td.Families, Family{Name: string(cf.GetName()), Attributes: attrsFromPB(cf.GetAttributes()),
+			Configuration: configFromPB(cf.GetConfiguration())})
 	}
 	return td
 }
@@ -354,10 +384,6 @@ func encodedName(name []byte) string {
 func (c *Client) ModifyTable(ctx context.Context, td TableDescriptor) error {
 	return c.runProcedure(ctx, "modify table "+td.Name, "ModifyTable",
 		&hbasepb.ModifyTableRequest{TableName: tableNamePB(td.Name), TableSchema: td.pb()}, &hbasepb.ModifyTableResponse{})
-}
-
-func (f Family) pb() *hbasepb.ColumnFamilySchema {
-	return &hbasepb.ColumnFamilySchema{Name: []byte(f.Name), Attributes: attrsPB(f.Attributes)}
 }
 
 // AddColumn adds a column family to a table (HBase's Admin.addColumnFamily).

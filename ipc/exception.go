@@ -33,6 +33,7 @@ const (
 	ClassServerNotRunningYetException = "org.apache.hadoop.hbase.ipc.ServerNotRunningYetException"
 	ClassRegionServerStoppedException = "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException"
 	ClassUnsupportedOperation         = "java.lang.UnsupportedOperationException"
+	ClassCallQueueTooBigException     = "org.apache.hadoop.hbase.CallQueueTooBigException"
 )
 
 // doNotRetry lists the classes that are subclasses of DoNotRetryIOException

@@ -3,11 +3,14 @@ package ipc
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -70,9 +73,28 @@ type Server struct {
 	// MaxCallsPerConn bounds the calls one connection has in flight; a
 	// connection that has more is not read until some finish (64 if 0).
 	MaxCallsPerConn int
-	// IdleTimeout closes connections idle this long (none if 0).
-	IdleTimeout time.Duration
-	Logger      *slog.Logger
+	// IdleTimeout closes connections idle this long (none if 0): with
+	// IdleThreshold 0, any connection whose next request does not arrive
+	// in time; otherwise, as HBase's hbase.ipc.client.idlethreshold, only
+	// while more than IdleThreshold connections are open, the ones with
+	// nothing in flight that have been quiet this long.
+	IdleTimeout   time.Duration
+	IdleThreshold int
+	// MaxQueueBytes bounds the bytes of requests being read or served,
+	// over every connection (hbase.ipc.server.max.callqueue.size;
+	// DefaultMaxQueueBytes if 0). A request that would pass it is read
+	// into nothing and answered with CallQueueTooBigException, so peers
+	// announcing large requests and sending them slowly cannot hold the
+	// server's memory.
+	MaxQueueBytes int64
+	// MaxConnections bounds the open connections (none if 0); one accepted
+	// beyond it is closed at once.
+	MaxConnections int
+	// WriteTimeout bounds each response write (none if 0): a peer that
+	// stops reading its answers loses its connection instead of holding
+	// the connection's write lock, and the calls queued behind it, forever.
+	WriteTimeout time.Duration
+	Logger       *slog.Logger
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -89,7 +111,22 @@ type Server struct {
 	callsServed  atomic.Int64
 	badFrames    atomic.Int64
 	callsInFlite atomic.Int64
+	// acceptRetries counts temporary accept errors.
+	acceptRetries atomic.Int64
+	// queuedBytes are the bytes of requests being read or served;
+	// queueRejected counts requests refused for it; connsRefused the
+	// connections closed over MaxConnections; idleClosed those closed
+	// idle.
+	queuedBytes   atomic.Int64
+	queueRejected atomic.Int64
+	connsRefused  atomic.Int64
+	idleClosed    atomic.Int64
+	openConns     atomic.Int64
+	reaperOnce    sync.Once
 }
+
+// DefaultMaxQueueBytes is hbase.ipc.server.max.callqueue.size's default.
+const DefaultMaxQueueBytes = 1 << 30
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("ipc: server closed")
@@ -102,7 +139,11 @@ func (s *Server) logger() *slog.Logger {
 }
 
 // Serve accepts connections on ln until Shutdown or Close, serving each in
-// its own goroutines.
+// its own goroutines. Temporary accept errors (a timeout, too many open
+// files, a connection aborted before it was accepted) are logged and
+// retried after a pause that doubles from 5 ms to 1 s, as net/http does;
+// any other error ends Serve, and the caller should treat the server as
+// failed rather than leave it looking healthy.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
 	if s.closing {
@@ -122,22 +163,31 @@ func (s *Server) Serve(ln net.Listener) error {
 			if closing {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if temporaryAcceptError(err) {
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.acceptRetries.Add(1)
+				s.logger().Warn("ipc: accept failed; retrying", "err", err, "in", delay)
 				time.Sleep(delay)
 				continue
 			}
 			return errors.Wrap(err, "ipc: accept")
 		}
 		delay = 0
+		if s.MaxConnections > 0 && s.openConns.Load() >= int64(s.MaxConnections) {
+			s.connsRefused.Add(1)
+			s.logger().Warn("ipc: refusing connection: too many open", "remote", nc.RemoteAddr().String(), "max", s.MaxConnections)
+			nc.Close()
+			continue
+		}
 		c := &serverConn{s: s, nc: nc, w: bufio.NewWriterSize(nc, 64<<10)}
+		c.touch()
 		s.mu.Lock()
 		if s.closing {
 			s.mu.Unlock()
 			nc.Close()
 			return ErrServerClosed
 		}
+		s.openConns.Add(1)
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
 		s.mu.Unlock()
@@ -146,12 +196,61 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
+// temporaryAcceptError reports whether an Accept error may clear by itself:
+// the process or the system is out of file descriptors or buffers, or a
+// client went away before its connection was accepted.
+func temporaryAcceptError(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EINTR, syscall.EAGAIN, syscall.EPROTO} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) initLocked() {
 	if s.listeners == nil {
 		s.listeners = map[net.Listener]struct{}{}
 		s.workers.work = make(chan func())
 		s.conns = map[*serverConn]struct{}{}
 		s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	}
+	if s.IdleTimeout > 0 && s.IdleThreshold > 0 {
+		s.reaperOnce.Do(func() { go s.reapIdle() })
+	}
+}
+
+// reapIdle closes quiet connections while more than IdleThreshold are
+// open, as HBase's connection manager does.
+func (s *Server) reapIdle() {
+	t := time.NewTicker(max(s.IdleTimeout/4, 10*time.Millisecond))
+	defer t.Stop()
+	for range t.C {
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return
+		}
+		var idle []*serverConn
+		if len(s.conns) > s.IdleThreshold {
+			cutoff := time.Now().Add(-s.IdleTimeout).UnixNano()
+			for c := range s.conns {
+				if c.calls.Load() == 0 && c.lastActive.Load() < cutoff {
+					idle = append(idle, c)
+				}
+			}
+		}
+		s.mu.Unlock()
+		for _, c := range idle {
+			s.idleClosed.Add(1)
+			c.log.Info("ipc: closing idle connection", "open", s.openConns.Load(), "threshold", s.IdleThreshold)
+			c.nc.Close()
+		}
 	}
 }
 
@@ -162,6 +261,17 @@ type Stats struct {
 	CallsServed     int64
 	CallsInFlight   int64
 	BadFrames       int64
+	// AcceptRetries counts accept errors retried (out of file
+	// descriptors, say).
+	AcceptRetries int64
+	// QueuedBytes are the bytes of requests being read or served;
+	// QueueRejected counts the requests answered CallQueueTooBigException.
+	QueuedBytes   int64
+	QueueRejected int64
+	// ConnsRefused counts connections closed over MaxConnections,
+	// IdleClosed those closed idle.
+	ConnsRefused int64
+	IdleClosed   int64
 }
 
 // Stats returns the server's counters.
@@ -170,7 +280,9 @@ func (s *Server) Stats() Stats {
 	n := len(s.conns)
 	s.mu.Unlock()
 	return Stats{OpenConnections: n, ConnsOpened: s.connsOpened.Load(), CallsServed: s.callsServed.Load(),
-		CallsInFlight: s.callsInFlite.Load(), BadFrames: s.badFrames.Load()}
+		CallsInFlight: s.callsInFlite.Load(), BadFrames: s.badFrames.Load(), AcceptRetries: s.acceptRetries.Load(),
+		QueuedBytes: s.queuedBytes.Load(), QueueRejected: s.queueRejected.Load(), ConnsRefused: s.connsRefused.Load(),
+		IdleClosed: s.idleClosed.Load()}
 }
 
 // Shutdown stops accepting connections and reading new calls, waits for the
@@ -239,7 +351,14 @@ type serverConn struct {
 	queued atomic.Int32 // responses waiting for wmu or holding it
 
 	stopped atomic.Bool
+	// lastActive is when a request was last read or a response written
+	// (unix nanoseconds); calls counts the calls in flight. The idle
+	// reaper reads both.
+	lastActive atomic.Int64
+	calls      atomic.Int32
 }
+
+func (c *serverConn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // stopReading makes the read loop stop at its next read, leaving calls in
 // flight to finish and write their responses.
@@ -259,6 +378,7 @@ func (c *serverConn) serve() {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		s.openConns.Add(-1)
 		s.connWG.Done()
 	}()
 	maxReq := s.MaxRequestSize
@@ -268,6 +388,10 @@ func (c *serverConn) serve() {
 	maxCalls := s.MaxCallsPerConn
 	if maxCalls <= 0 {
 		maxCalls = 64
+	}
+	maxQueue := s.MaxQueueBytes
+	if maxQueue <= 0 {
+		maxQueue = DefaultMaxQueueBytes
 	}
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	c.setDeadline()
@@ -308,9 +432,19 @@ func (c *serverConn) serve() {
 			return
 		}
 		c.setDeadline()
+		reserved, err := c.admit(br, maxReq, maxQueue)
+		if err == nil && reserved < 0 {
+			continue // refused and answered: the call queue is full
+		}
 		st := getCallState(c)
-		frame, n, err := ReadFrame(br, maxReq, st.frame[:0])
-		st.frame = frame
+		st.reserved = max(reserved, 0)
+		var frame []byte
+		var n uint32
+		if err == nil {
+			frame, n, err = ReadFrame(br, maxReq, st.frame[:0])
+			st.frame = frame
+			c.touch()
+		}
 		if err != nil {
 			st.release()
 			switch {
@@ -379,18 +513,68 @@ func (c *serverConn) serve() {
 	}
 }
 
+// admit peeks at the length of the next request and reserves its bytes in
+// the server's call queue budget. It returns the bytes reserved (0 for a
+// request over the size limit, which ReadFrame refuses), or -1 when the
+// budget is spent: the request has then been read into nothing and
+// answered with CallQueueTooBigException, and the connection goes on.
+func (c *serverConn) admit(br *bufio.Reader, maxReq int, maxQueue int64) (int64, error) {
+	l, err := br.Peek(4)
+	if err != nil {
+		if len(l) > 0 && errors.Is(err, io.EOF) {
+			// Part of a length, then the end: a truncated frame, not a
+			// clean close between frames.
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	n := int64(binary.BigEndian.Uint32(l))
+	if n > int64(maxReq) {
+		return 0, nil
+	}
+	s := c.s
+	if s.queuedBytes.Add(n) <= maxQueue {
+		return n, nil
+	}
+	s.queuedBytes.Add(-n)
+	s.queueRejected.Add(1)
+	if _, err := br.Discard(4); err != nil {
+		return 0, err
+	}
+	// The call id is in the request header at the frame's start; the rest
+	// is skipped through the reader's buffer, never held.
+	var prefix [4096]byte
+	p := prefix[:min(int(n), len(prefix))]
+	if _, err := io.ReadFull(br, p); err != nil {
+		return 0, err
+	}
+	if _, err := br.Discard(int(n) - len(p)); err != nil {
+		return 0, err
+	}
+	c.touch()
+	if id, ok := peekCallID(p); ok {
+		c.writeResponse(nil, id, Reply{}, &Exception{Class: ClassCallQueueTooBigException,
+			Message: fmt.Sprintf("call queue is full: %d bytes queued, limit %d (hbase.ipc.server.max.callqueue.size); request of %d bytes refused",
+				s.queuedBytes.Load(), maxQueue, n)})
+	}
+	return -1, nil
+}
+
 // callState is the memory of one call, pooled so that a call allocates
 // none of it: the request frame (which the Call's Param and CellBlock
 // alias), the decoded request, the Call, and the response being encoded.
 type callState struct {
-	c     *serverConn
-	frame []byte
-	cells []byte // the decompressed request cellblock
-	req   Request
-	call  Call
-	out   []byte // the encoded response
-	cb    []byte // the compressed response cellblock
-	runFn func() // st.run, bound once: a method value per call would allocate
+	c *serverConn
+	// reserved is this call's share of the server's call queue budget,
+	// given back on release.
+	reserved int64
+	frame    []byte
+	cells    []byte // the decompressed request cellblock
+	req      Request
+	call     Call
+	out      []byte // the encoded response
+	cb       []byte // the compressed response cellblock
+	runFn    func() // st.run, bound once: a method value per call would allocate
 }
 
 var callStates sync.Pool
@@ -411,10 +595,17 @@ const maxPooledBuf = 256 << 10
 func getCallState(c *serverConn) *callState {
 	st := callStates.Get().(*callState)
 	st.c = c
+	c.calls.Add(1)
 	return st
 }
 
 func (st *callState) release() {
+	if st.reserved > 0 {
+		st.c.s.queuedBytes.Add(-st.reserved)
+		st.reserved = 0
+	}
+	st.c.calls.Add(-1)
+	st.c.touch()
 	st.c = nil
 	st.call = Call{}
 	st.req.Param, st.req.CellBlock = nil, nil
@@ -475,7 +666,7 @@ func (c *serverConn) setDeadline() {
 	if c.stopped.Load() {
 		return
 	}
-	if d := c.s.IdleTimeout; d > 0 {
+	if d := c.s.IdleTimeout; d > 0 && c.s.IdleThreshold == 0 {
 		c.nc.SetReadDeadline(time.Now().Add(d))
 		// stopReading may have run between the check above and this
 		// deadline, which would have undone its own.
@@ -537,6 +728,9 @@ func (c *serverConn) writeResponse(st *callState, callID uint32, r Reply, exc *E
 	last := c.queued.Add(-1) == 0
 	if c.broken {
 		return
+	}
+	if d := c.s.WriteTimeout; d > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(d))
 	}
 	_, err = c.w.Write(buf)
 	if err == nil && last {

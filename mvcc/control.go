@@ -187,8 +187,9 @@ func (c *Control) Begin() *WriteEntry { return c.BeginWith(nil) }
 // action does happens in write-number order across goroutines. The WAL uses
 // it to take its append slot in mvcc order.
 //
-// REQUIRES: action is short, does not block, does not panic and does not call
-// back into c (that would deadlock).
+// REQUIRES: action is short, does not block and does not call back into c
+// (that would deadlock). If it panics, the entry is completed and the panic
+// goes on.
 func (c *Control) BeginWith(action func(writeNumber uint64)) *WriteEntry {
 	e := &WriteEntry{} // allocated outside the lock
 	c.mu.Lock()
@@ -206,10 +207,26 @@ func (c *Control) BeginWith(action func(writeNumber uint64)) *WriteEntry {
 	c.mu.queue.pushBack(e)
 	c.writePoint.Store(e.writeNumber)
 	if action != nil {
-		action(e.writeNumber)
+		c.runAction(action, e)
 	}
 	c.mu.Unlock()
 	return e
+}
+
+// runAction runs a BeginWith action under c.mu. Should it panic, the entry
+// is completed and the lock released before the panic goes on: an entry
+// left in the queue would stop the read point for good, and the lock would
+// stop every writer.
+func (c *Control) runAction(action func(uint64), e *WriteEntry) {
+	defer func() {
+		if p := recover(); p != nil {
+			// The panic unwinds BeginWith past its Unlock.
+			c.mu.Unlock()
+			c.Complete(e)
+			panic(p)
+		}
+	}()
+	action(e.writeNumber)
 }
 
 // Complete marks e completed, then retires the completed prefix of the write

@@ -491,3 +491,32 @@ func ExampleControl() {
 	fmt.Println(e.WriteNumber(), c.ReadPoint())
 	// Output: 1 1
 }
+
+// TestBeginWithPanic: an action that panics leaves neither the lock held
+// nor its entry in the queue: later writes begin, complete and become
+// visible.
+func TestBeginWithPanic(t *testing.T) {
+	var c Control
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the action's panic did not reach the caller")
+			}
+		}()
+		c.BeginWith(func(uint64) { panic("boom") })
+	}()
+	done := make(chan struct{})
+	go func() {
+		e := c.Begin()
+		c.CompleteAndWait(e)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a write after the panic did not complete")
+	}
+	if rp, wp := c.ReadPoint(), c.WritePoint(); rp != wp || rp != 2 {
+		t.Fatalf("read point %d, write point %d; want both 2", rp, wp)
+	}
+}

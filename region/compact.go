@@ -118,9 +118,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 // compact merges files into one new file and swaps it in. A major
 // compaction (all files) keeps what a read of every version would return:
-// delete markers, the cells they mask, expired cells and versions beyond
-// the family's VERSIONS are dropped. A minor one keeps every cell but the
-// expired, since the markers it sees may mask cells in other files.
+// delete markers, the cells they mask, expired cells (but the MIN_VERSIONS
+// newest of a column) and versions beyond the family's VERSIONS are
+// dropped. A minor one keeps every cell but the expired (all of them, with
+// MIN_VERSIONS), since the markers it sees may mask cells in other files.
 //
 // It also returns how many of the cells a minor compaction wrote are
 // versions beyond VERSIONS of their column (not counting deletes), which
@@ -215,7 +216,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	// files were written applies to the compacted file.
 	o := s.options()
 	w, err := hfile.NewWriter(&countingWriter{w: bw, t: &throttle{bytesPerSec: bytesPerSec, start: time.Now()}, ctx: ctx}, hfile.WriterOptions{
-		BlockSize: o.BlockSize, Encoding: o.Encoding, Compression: o.Compression,
+		BlockSize: o.BlockSize, Encoding: o.Encoding, Compression: o.compactionCompression(major),
 		BloomType: o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
@@ -228,7 +229,8 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	ttl := o.TTL.Milliseconds()
 	if major {
 		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
-			MaxVersions: o.MaxVersions, TTLMillis: ttl, NowMillis: now, ReuseCells: true,
+			MaxVersions: o.MaxVersions, MinVersions: o.MinVersions, TTLMillis: ttl, NowMillis: now,
+			ReuseCells: true,
 		})
 		if err != nil {
 			return 0, 0, err
@@ -260,11 +262,16 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		// Puts seen of the current column, to count surplus versions.
 		var col []byte
 		versions := 0
+		// Expired cells go, but for a family with MIN_VERSIONS: a read
+		// with a time range counts versions from its own newest, so any
+		// version not deleted may be among the MIN_VERSIONS it returns,
+		// and which are deleted depends on markers in other files too.
+		// Only a major compaction, seeing every file, drops them.
+		oldest := int64(math.MinInt64)
+		if ttl > 0 && o.MinVersions == 0 {
+			oldest = now - ttl
+		}
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
-			oldest := int64(math.MinInt64)
-			if ttl > 0 {
-				oldest = now - ttl
-			}
 			if !kv.Expired(oldest, now) {
 				if err := w.Append(kv); err != nil {
 					return 0, 0, err

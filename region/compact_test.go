@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,14 +228,17 @@ func TestCompactionCrashBeforeInputsRemoved(t *testing.T) {
 }
 
 func TestCompactionDropsExpiredAndRunsInBackground(t *testing.T) {
-	now := time.UnixMilli(1_700_000_000_000)
-	r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f", TTL: time.Hour}}, Now: func() time.Time { return now },
-		CompactionMin: 2})
+	var clock atomic.Int64 // the background compactor reads it too
+	clock.Store(1_700_000_000_000)
+	r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f", TTL: time.Hour}},
+		Now: func() time.Time { return time.UnixMilli(clock.Load()) }, CompactionMin: 2})
 	require.NoError(t, err)
 	defer r.Close()
-	require.NoError(t, r.Put(NewPut(b("old")).AddAt(fam, b("q"), now.Add(-2*time.Hour).UnixMilli(), b("v"))))
+	// Flushed while live (a flush drops expired cells), then expired.
+	require.NoError(t, r.Put(NewPut(b("old")).AddAt(fam, b("q"), clock.Load()-30*time.Minute.Milliseconds(), b("v"))))
 	require.NoError(t, r.Flush())
-	require.NoError(t, r.Put(NewPut(b("new")).AddAt(fam, b("q"), now.UnixMilli(), b("v"))))
+	clock.Add(time.Hour.Milliseconds())
+	require.NoError(t, r.Put(NewPut(b("new")).AddAt(fam, b("q"), clock.Load(), b("v"))))
 	require.NoError(t, r.Flush())
 	// Two files reach CompactionMin: the background compactor merges them
 	// and leaves the expired cell out.

@@ -67,6 +67,15 @@
 // expired cells and versions past MaxVersions. Compact and CompactStores run
 // one now; CompactStores says what it did. Stats reports counters and sizes.
 //
+// A family's TTL hides cells older than it. With MinVersions (HBase's
+// MIN_VERSIONS) the newest MinVersions versions of a column that are not
+// deleted outlive the TTL: a read counts the versions it sees (within its
+// time range, newest first) and returns an expired one while the count is
+// at most MinVersions. Flushes (counting in the flushed memstore alone) and
+// major compactions drop the expired versions past that count, as HBase's
+// do, so a read with an old time range finds fewer of them afterwards;
+// minor compactions keep them.
+//
 // Store file blocks are read through a block cache when there is one:
 // Options.Cache (a Cache shared by several regions, which its creator
 // closes) or one of Options.CacheSize bytes that the region makes and closes

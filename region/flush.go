@@ -129,15 +129,16 @@ func (r *Region) flush() (res FlushResult, retried bool, _ error) {
 	r.updates.Unlock()
 
 	tmp := filepath.Join(r.dir, ".tmp")
+	now := r.now() // TTL is judged once for the whole flush
 	var flushed int64
 	files := 0
 	for i, s := range stores {
 		size := snaps[i].Segment.Size().DataSize
-		sf, err := s.flushSnapshot(snaps[i], seqs[i], tmp)
+		sf, err := s.flushSnapshot(snaps[i], seqs[i], tmp, now)
 		if err != nil {
 			return res, retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size)
 		}
-		r.memSize.Add(-size)
+		r.addMemSize(-size)
 		flushed += size
 		if sf != nil {
 			files++

@@ -32,11 +32,18 @@ type modelCell struct {
 // where HBase's semantics depend on it: a major compaction removes delete
 // markers, what they mask and surplus versions from flushed cells, which
 // changes what later reads see (HBase's "deletes mask puts until a major
-// compaction").
+// compaction"); and flushes and major compactions drop expired versions
+// beyond MIN_VERSIONS, which reads with a time range would otherwise
+// return.
 type regionModel struct {
 	cells       []*modelCell
 	seq         int
 	maxVersions map[string]int
+	// minVersions and ttl (milliseconds, 0 for none) are the families'
+	// MIN_VERSIONS and TTL; now is the clock reads and rewrites judge TTL by.
+	minVersions map[string]int
+	ttl         map[string]int64
+	now         func() int64
 	// deletes indexes the delete markers by row and family, byRow every cell.
 	deletes map[[2]string][]*modelCell
 	byRow   map[string][]*modelCell
@@ -92,8 +99,16 @@ func (m *regionModel) masked(p *modelCell, markers int) bool {
 	return false
 }
 
-// visible returns the cells a read sees of one column: newest first, one
-// per timestamp, not masked, within tr, at most n.
+// expired reports whether c is past its family's TTL now.
+func (m *regionModel) expired(c *modelCell) bool {
+	ttl := m.ttl[c.fam]
+	return ttl > 0 && c.ts < m.now()-ttl
+}
+
+// column returns the cells a read sees of one column: newest first, one
+// per timestamp, not masked, within tr, at most n; of the expired, only
+// those among the family's MIN_VERSIONS first counted (HBase's
+// ScanWildcardColumnTracker), none without MIN_VERSIONS.
 func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, markers int) []*modelCell {
 	sort.Slice(puts, func(i, j int) bool {
 		if puts[i].ts != puts[j].ts {
@@ -104,11 +119,16 @@ func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, mar
 	var out []*modelCell
 	lastTS := int64(-1)
 	for _, p := range puts {
+		minVersions := m.minVersions[p.fam]
+		expired := m.expired(p)
+		if expired && minVersions == 0 {
+			break // so is every older version
+		}
 		if m.masked(p, markers) || p.ts == lastTS || !tr.Within(p.ts) {
 			continue
 		}
 		lastTS = p.ts
-		if len(out) == n {
+		if len(out) == n || expired && len(out) >= minVersions {
 			break
 		}
 		out = append(out, p)
@@ -125,6 +145,9 @@ type modelFilter struct {
 	keyOnly   bool   // KeyOnlyFilter
 	value     string // ValueFilter EQUAL, when set
 	desc      string
+	// columns, when set, are the only columns read ("family:qualifier"),
+	// as a Get naming them.
+	columns map[string]bool
 }
 
 // read returns, per row, the formatted cells a read sees.
@@ -146,7 +169,8 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 			continue
 		}
 		for _, c := range cells {
-			if c.typ == encoding.TypePut && (fams == nil || fams[c.fam]) && strings.HasPrefix(c.qual, flt.colPrefix) {
+			if c.typ == encoding.TypePut && (fams == nil || fams[c.fam]) && strings.HasPrefix(c.qual, flt.colPrefix) &&
+				(flt.columns == nil || flt.columns[c.fam+":"+c.qual]) {
 				k := colKey{c.row, c.fam, c.qual}
 				cols[k] = append(cols[k], c)
 			}
@@ -184,8 +208,9 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 }
 
 // flush writes the unflushed cells to a file as the region's flush does:
-// every delete marker, and of the puts what a read of VERSIONS versions
-// sees when only the flushed markers mask.
+// the delete markers (but the expired, without MIN_VERSIONS), and of the
+// puts what a read of VERSIONS versions sees when only the flushed markers
+// mask.
 func (m *regionModel) flush() {
 	m.rewrite(func(c *modelCell) bool { return !c.inFile }, true, unflushedMarkers)
 	for _, c := range m.cells {
@@ -210,7 +235,7 @@ func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, marker
 	var kept []*modelCell
 	for _, c := range m.cells {
 		switch {
-		case !in(c) || (keepMarkers && c.typ.IsDelete()):
+		case !in(c) || (keepMarkers && c.typ.IsDelete() && (m.minVersions[c.fam] > 0 || !m.expired(c))):
 			kept = append(kept, c)
 		case c.typ == encoding.TypePut:
 			k := colKey{c.row, c.fam, c.qual}
@@ -257,10 +282,16 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	t.Logf("seed %d, %d operations (REGIONKV_MODEL_SEED=%d to replay)", seed, ops, seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	clock := int64(1000)
+	// Families t and m have a TTL of about two writes of a column, and m
+	// MIN_VERSIONS: puts at the explicit timestamps (1..20) are always
+	// expired there, those at the clock's time for a while. h gets only
+	// the markers of whole-row deletes.
 	opts := Options{
 		Families: []FamilyOptions{{Name: "f", MaxVersions: 3, Encoding: encoding.EncodingPrefix},
 			{Name: "g", MaxVersions: 1, Encoding: encoding.EncodingFastDiff, BlockSize: 512},
-			{Name: "h", MaxVersions: 2, Encoding: encoding.EncodingRowIndexV1, BlockSize: 256}},
+			{Name: "h", MaxVersions: 2, Encoding: encoding.EncodingRowIndexV1, BlockSize: 256},
+			{Name: "t", MaxVersions: 2, TTL: 1500 * time.Millisecond, Encoding: encoding.EncodingPrefix},
+			{Name: "m", MaxVersions: 4, MinVersions: 2, TTL: 2 * time.Second, Encoding: encoding.EncodingFastDiff, BlockSize: 512}},
 		FlushSize: 1 << 40, DisableAutoCompaction: true,
 		Now: func() time.Time { return time.UnixMilli(clock) },
 	}
@@ -274,9 +305,13 @@ func TestRandomizedAgainstModel(t *testing.T) {
 	r, err := Open(dir, opts)
 	require.NoError(t, err)
 	defer func() { r.Close() }()
-	m := &regionModel{maxVersions: map[string]int{"f": 3, "g": 1, "h": 2}}
+	m := &regionModel{maxVersions: map[string]int{"f": 3, "g": 1, "h": 2, "t": 2, "m": 4},
+		minVersions: map[string]int{"m": 2}, ttl: map[string]int64{"t": 1500, "m": 2000},
+		now: func() int64 { return clock }}
 
-	famNames := []string{"f", "g", "h"}
+	famNames := []string{"f", "g", "h", "t", "m"}
+	// The families puts and deletes of one family write.
+	written := []string{"f", "g", "t", "m"}
 	rowOf := func() string { return fmt.Sprintf("r%02d", rng.IntN(40)) }
 	qualOf := func() string { return string(rune('a' + rng.IntN(4))) }
 	tsOf := func() int64 {
@@ -345,11 +380,21 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		op := rng.IntN(100)
 		switch {
 		case op < 35: // put
-			row, f := rowOf(), famNames[rng.IntN(2)]
+			row, f := rowOf(), written[rng.IntN(len(written))]
 			p := NewPut(b(row))
 			n := 1 + rng.IntN(3)
+			// Sometimes several versions of one column at once, so that
+			// flushes see more versions of a column than VERSIONS or
+			// MIN_VERSIONS keep.
+			burst := ""
+			if rng.IntN(4) == 0 {
+				n, burst = 3+rng.IntN(3), qualOf()
+			}
 			for j := 0; j < n; j++ {
 				q, ts := qualOf(), tsOf()
+				if burst != "" {
+					q = burst
+				}
 				v := fmt.Sprintf("v%d", i)
 				p.AddAt(b(f), b(q), ts, b(v))
 				if ts == encoding.LatestTimestamp {
@@ -363,7 +408,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				fail("put: %v", err)
 			}
 		case op < 50: // delete, one of five kinds
-			row, f, q := rowOf(), famNames[rng.IntN(2)], qualOf()
+			row, f, q := rowOf(), written[rng.IntN(len(written))], qualOf()
 			ts := tsOf()
 			d := NewDelete(b(row))
 			var cells []*modelCell
@@ -411,21 +456,31 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			row := rowOf()
 			g := &Get{Row: b(row), MaxVersions: 1 + rng.IntN(4)}
 			fams := map[string]bool(nil)
-			if rng.IntN(3) == 0 {
-				f := famNames[rng.IntN(2)]
+			var mf modelFilter
+			switch rng.IntN(4) {
+			case 0:
+				f := written[rng.IntN(len(written))]
 				g.AddFamily(b(f))
 				fams = map[string]bool{f: true}
+			case 1: // one or two columns of one family
+				f := written[rng.IntN(len(written))]
+				fams, mf.columns = map[string]bool{f: true}, map[string]bool{}
+				for j := 0; j < 1+rng.IntN(2); j++ {
+					q := qualOf()
+					g.AddColumn(b(f), b(q))
+					mf.columns[f+":"+q] = true
+				}
 			}
 			if rng.IntN(4) == 0 {
 				lo := int64(rng.IntN(15))
 				g.TimeRange = scanner.TimeRange{Min: lo, Max: lo + 1 + int64(rng.IntN(10))}
 			}
-			history = append(history, fmt.Sprintf("get %s versions=%d tr=%v fams=%v", row, g.MaxVersions, g.TimeRange, fams))
+			history = append(history, fmt.Sprintf("get %s versions=%d tr=%v fams=%v cols=%v", row, g.MaxVersions, g.TimeRange, fams, mf.columns))
 			res, err := r.Get(g)
 			if err != nil {
 				fail("get: %v", err)
 			}
-			check("get "+row, formatResult(res.Cells), m.read(func(s string) bool { return s == row }, fams, g.MaxVersions, g.TimeRange))
+			check("get "+row, formatResult(res.Cells), m.read(func(s string) bool { return s == row }, fams, g.MaxVersions, g.TimeRange, mf))
 		case op < 85: // scan, forward or reversed, with random bounds
 			s := &Scan{Reversed: rng.IntN(2) == 0, MaxVersions: 1 + rng.IntN(3)}
 			if rng.IntN(3) > 0 {

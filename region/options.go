@@ -110,9 +110,6 @@ type FamilyOptions struct {
 	Name string
 	// MaxVersions is VERSIONS (default 1).
 	MaxVersions int
-	// MinVersions is MIN_VERSIONS (default 0): the versions of a column
-	// kept even once the TTL has expired them. At most MaxVersions.
-	MinVersions int
 	// TTL is the family's time to live; 0 means forever.
 	TTL time.Duration
 	// Encoding is DATA_BLOCK_ENCODING (default NONE).
@@ -126,6 +123,23 @@ type FamilyOptions struct {
 	BlockSize int
 	// InMemory gives the family's blocks in-memory priority in the cache.
 	InMemory bool
+	// MinVersions is MIN_VERSIONS (default 0, at most MaxVersions): with a
+	// TTL, the newest MinVersions versions of a column that are not deleted
+	// stay readable, and flushes and major compactions keep them, after
+	// they expire. Without a TTL it changes nothing.
+	MinVersions int
+	// NoBlockCache is BLOCKCACHE=false: the family's data blocks are not
+	// put in the block cache (index and bloom blocks still are, as in
+	// HBase, where the attribute only means cache data on read).
+	NoBlockCache bool
+	// CompactionCompression is COMPRESSION_COMPACT, the codec of the files
+	// compactions write, and Major- and MinorCompactionCompression are
+	// COMPRESSION_COMPACT_MAJOR and _MINOR for one kind of compaction.
+	// Unset, each falls back as in HBase: major or minor to
+	// CompactionCompression, that to Compression.
+	CompactionCompression      CompressionOverride
+	MajorCompactionCompression CompressionOverride
+	MinorCompactionCompression CompressionOverride
 
 	// Bloom and NoBloom are the old spelling of BloomFilter, whose zero
 	// value could not mean ROW. When either is set it decides.
@@ -133,6 +147,35 @@ type FamilyOptions struct {
 	// Deprecated: use BloomFilter.
 	Bloom   hfile.BloomType
 	NoBloom bool
+}
+
+// CompressionOverride is a codec that replaces a more general one when Set.
+type CompressionOverride struct {
+	Set         bool
+	Compression Compression
+}
+
+// OverrideCompression returns a CompressionOverride that sets c.
+func OverrideCompression(c Compression) CompressionOverride {
+	return CompressionOverride{Set: true, Compression: c}
+}
+
+// or returns o's codec if set, else c.
+func (o CompressionOverride) or(c Compression) Compression {
+	if o.Set {
+		return o.Compression
+	}
+	return c
+}
+
+// compactionCompression is the codec of a compaction's output (HBase's
+// getMajor/MinorCompactionCompressionType).
+func (f FamilyOptions) compactionCompression(major bool) Compression {
+	c := f.CompactionCompression.or(f.Compression)
+	if major {
+		return f.MajorCompactionCompression.or(c)
+	}
+	return f.MinorCompactionCompression.or(c)
 }
 
 // withDefaults resolves zero values and the deprecated fields; the result
@@ -155,9 +198,8 @@ func (f FamilyOptions) withDefaults() FamilyOptions {
 	return f
 }
 
-// Validate reports whether a region would take f (in Open, AddFamily or
-// ModifyFamily), with an error marked ErrInvalidArgument if not: a server
-// checks a schema with it before it records the schema anywhere.
+// Validate returns the error (marked ErrInvalidArgument) Open, AddFamily
+// or ModifyFamily would refuse f with, or nil.
 func (f FamilyOptions) Validate() error { return f.withDefaults().validate() }
 
 func (f FamilyOptions) validate() error {
@@ -173,11 +215,21 @@ func (f FamilyOptions) validate() error {
 	if _, err := encoding.NewBlockEncoder(f.Encoding, encoding.BlockFormat{}); err != nil {
 		return errors.Mark(errors.Wrapf(err, "region: family %q", f.Name), ErrInvalidArgument)
 	}
-	if f.MinVersions < 0 || f.MinVersions > f.MaxVersions {
-		return invalidArgf("region: family %q: MinVersions %d must be 0..MaxVersions (%d)", f.Name, f.MinVersions, f.MaxVersions)
-	}
 	if f.BloomFilter > BloomFilterRowCol {
 		return invalidArgf("region: family %q: unknown bloom filter %d", f.Name, f.BloomFilter)
+	}
+	// HBase's TableDescriptorChecker refuses both (HBASE-13776 for the
+	// second); MaxVersions is already defaulted to at least 1 here.
+	if f.MinVersions < 0 {
+		return invalidArgf("region: family %q: MIN_VERSIONS %d must not be negative", f.Name, f.MinVersions)
+	}
+	if f.MinVersions > f.MaxVersions {
+		return invalidArgf("region: family %q: MIN_VERSIONS %d must not exceed VERSIONS %d", f.Name, f.MinVersions, f.MaxVersions)
+	}
+	for _, o := range []CompressionOverride{f.CompactionCompression, f.MajorCompactionCompression, f.MinorCompactionCompression} {
+		if err := o.Compression.Supported(); o.Set && err != nil {
+			return errors.Mark(errors.Wrapf(err, "region: family %q: compaction compression", f.Name), ErrInvalidArgument)
+		}
 	}
 	return nil
 }
@@ -249,6 +301,11 @@ type Options struct {
 	//
 	// Deprecated: use Cache, whose counters Stats reports.
 	BlockCache hfile.Cache
+	// MemstoreLimit, if set, is a memory budget this region's memstores
+	// share with other regions' (HBase's global memstore limit): the
+	// largest region is flushed when they pass its lower limit, and writes
+	// block above its upper one.
+	MemstoreLimit *MemstoreLimit
 	// BloomErrorRate is io.storefile.bloom.error.rate: the false positive
 	// rate of the bloom filters new store files get (default 0.01).
 	BloomErrorRate float64

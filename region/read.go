@@ -19,10 +19,16 @@ func (r *Region) Get(g *Get) (*Result, error) {
 // the previous result read into res (and every slice in them) become
 // invalid, and those of the new one stay valid until res is used again. A
 // point read loop that reuses one Result allocates nothing in the steady
-// state. It returns res.
+// state. It returns res (a new Result if res is nil).
 func (r *Region) GetInto(g *Get, res *Result) (*Result, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
+	}
+	if g == nil {
+		return nil, invalidArgf("region: nil *Get")
+	}
+	if res == nil {
+		res = &Result{}
 	}
 	r.stats.gets.Add(1)
 	return r.getInto(g, res)
@@ -93,7 +99,8 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 		opts := scanner.QueryOptions{
 			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: fo.TTL.Milliseconds(), NowMillis: now,
 			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: fo.MaxVersions,
-			ReuseCells: true,
+			MinVersions: fo.MinVersions,
+			ReuseCells:  true,
 		}
 		err = gt.ss.Reset(r.cmp, scanners, opts)
 		if err == nil {

@@ -91,6 +91,8 @@ type stats struct {
 	puts             atomic.Int64
 	deletes          atomic.Int64
 	gets             atomic.Int64
+	walTornTails     atomic.Int64
+	walTornBytes     atomic.Int64
 }
 
 // Stats are the region's counters and sizes.
@@ -107,6 +109,10 @@ type Stats struct {
 	Gets             int64
 	ReadPoint        uint64
 	WAL              wal.Metrics
+	// WALTornTails and WALTornBytes count the torn last WAL records Open
+	// dropped (a write cut short by a crash, or damage to the newest record,
+	// which cannot be told apart) and their bytes.
+	WALTornTails, WALTornBytes int64
 	// BlockCache are the counters of the cache the region reads through
 	// (zero without one). A Cache shared by several regions counts for all
 	// of them.
@@ -140,8 +146,10 @@ type descriptor struct {
 // and numbers are those of the first format (the Go field names of
 // FamilyOptions then, codes as HBase numbers them), so that FamilyOptions
 // can change without changing the file: Compression is HBase's ordinal,
-// Bloom HBase's BloomType ordinal with NoBloom set for NONE. Fields added
-// since are omitted when zero, so older files read the same.
+// Bloom HBase's BloomType ordinal with NoBloom set for NONE.
+//
+// Keys added since are omitted at their zero value, so that a file written
+// before them reads as the defaults.
 type familyRecord struct {
 	Name        string
 	MaxVersions int
@@ -152,24 +160,49 @@ type familyRecord struct {
 	NoBloom     bool
 	BlockSize   int
 	InMemory    bool
-	MinVersions int `json:",omitempty"`
+
+	MinVersions  int  `json:",omitempty"`
+	NoBlockCache bool `json:",omitempty"`
+	// Compactions' codecs, as HBase's ordinals; absent when unset.
+	CompactionCompression      *uint32 `json:",omitempty"`
+	MajorCompactionCompression *uint32 `json:",omitempty"`
+	MinorCompactionCompression *uint32 `json:",omitempty"`
 	// CreatedSeq is Store.createdSeq: WAL entries of the family up to it
 	// are an earlier family's.
 	CreatedSeq uint64 `json:",omitempty"`
 }
 
 func recordOf(f FamilyOptions) familyRecord {
+	ord := func(o CompressionOverride) *uint32 {
+		if !o.Set {
+			return nil
+		}
+		v := o.Compression.Ordinal()
+		return &v
+	}
 	return familyRecord{Name: f.Name, MaxVersions: f.MaxVersions, TTL: f.TTL, Encoding: f.Encoding,
 		Compression: f.Compression.Ordinal(), Bloom: uint8(f.BloomFilter.hfileType()),
 		NoBloom: f.BloomFilter == BloomFilterNone, BlockSize: f.BlockSize, InMemory: f.InMemory,
-		MinVersions: f.MinVersions}
+		MinVersions: f.MinVersions, NoBlockCache: f.NoBlockCache,
+		CompactionCompression:      ord(f.CompactionCompression),
+		MajorCompactionCompression: ord(f.MajorCompactionCompression),
+		MinorCompactionCompression: ord(f.MinorCompactionCompression)}
 }
 
 func (rec familyRecord) options() FamilyOptions {
+	override := func(v *uint32) CompressionOverride {
+		if v == nil {
+			return CompressionOverride{}
+		}
+		return OverrideCompression(hfile.CompressionOfOrdinal(*v))
+	}
 	return FamilyOptions{Name: rec.Name, MaxVersions: rec.MaxVersions, TTL: rec.TTL, Encoding: rec.Encoding,
 		Compression: hfile.CompressionOfOrdinal(rec.Compression), Bloom: hfile.BloomType(rec.Bloom),
 		NoBloom: rec.NoBloom, BlockSize: rec.BlockSize, InMemory: rec.InMemory,
-		MinVersions: rec.MinVersions}.withDefaults()
+		MinVersions: rec.MinVersions, NoBlockCache: rec.NoBlockCache,
+		CompactionCompression:      override(rec.CompactionCompression),
+		MajorCompactionCompression: override(rec.MajorCompactionCompression),
+		MinorCompactionCompression: override(rec.MinorCompactionCompression)}.withDefaults()
 }
 
 // Open opens (or creates) the region in dir: it loads the store files,
@@ -223,6 +256,9 @@ func Open(dir string, o Options) (*Region, error) {
 	}
 	r.env = storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate}
 	fail := func(err error) (*Region, error) {
+		if m := opts.MemstoreLimit; m != nil {
+			m.add(-r.memSize.Load()) // what the replay counted
+		}
 		r.closeStores()
 		r.closeOwnCache()
 		lock.Close()
@@ -272,6 +308,9 @@ func Open(dir string, o Options) (*Region, error) {
 		}
 	}
 	r.lastFlush.Store(r.now())
+	if m := opts.MemstoreLimit; m != nil {
+		m.register(r)
+	}
 	go r.flusher()
 	go r.compactor()
 	// As HBase does for a region it opens: the files left by the last
@@ -388,7 +427,7 @@ func (r *Region) recover(fresh map[*Store]bool) error {
 					continue // unknown family, already in a store file, or an earlier family's
 				}
 				kv.SeqNum = seq
-				r.memSize.Add(s.mem.Add(kv).DataSize)
+				r.addMemSize(s.mem.Add(kv).DataSize)
 			}
 			return nil
 		})
@@ -396,6 +435,8 @@ func (r *Region) recover(fresh map[*Store]bool) error {
 			return errors.Wrapf(err, "region %s: replaying the WAL", r.dir)
 		}
 		if stats.TornTail {
+			r.stats.walTornTails.Add(1)
+			r.stats.walTornBytes.Add(stats.DroppedBytes)
 			r.log.Warn("region: WAL ended in a torn record (a crash mid-write); it was dropped",
 				"region", r.dir, "segment", stats.TornSegment, "offset", stats.TornOffset, "droppedBytes", stats.DroppedBytes)
 		}
@@ -511,6 +552,8 @@ func (r *Region) Stats() Stats {
 		Deletes:          r.stats.deletes.Load(),
 		Gets:             r.stats.gets.Load(),
 		ReadPoint:        r.mvcc.ReadPoint(),
+		WALTornTails:     r.stats.walTornTails.Load(),
+		WALTornBytes:     r.stats.walTornBytes.Load(),
 		WAL:              r.wal.Metrics(),
 		LastFlush:        time.UnixMilli(r.lastFlush.Load()),
 	}
@@ -559,6 +602,9 @@ func (r *Region) Close() error {
 		}
 		if cerr := r.wal.Close(); werr == nil {
 			werr = cerr
+		}
+		if m := r.opts.MemstoreLimit; m != nil {
+			m.unregister(r)
 		}
 		r.closeStores()
 		r.closeOwnCache()

@@ -76,8 +76,11 @@ type Scanner struct {
 
 // ScanMetrics are HBase's server-side scan metrics of one scanner.
 type ScanMetrics struct {
-	// RowsScanned counts the rows the scanner looked at, RowsFiltered those
-	// of them the filter (or a row with every cell filtered) dropped.
+	// RowsScanned counts the rows the scanner read, RowsFiltered those it
+	// dropped: by the filter, or because no cell of the row was left after
+	// column, time range and version selection, as HBase counts them (a row
+	// whose key the filter rejects when the filter is then done counts as
+	// filtered only).
 	RowsScanned, RowsFiltered int64
 }
 
@@ -88,6 +91,9 @@ func (sc *Scanner) Metrics() ScanMetrics { return sc.metrics }
 func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
+	}
+	if s == nil {
+		return nil, invalidArgf("region: nil *Scan")
 	}
 	if s.Filter != nil && s.Filter.HasFilterRow() && (s.Batch > 0 || s.AllowPartialResults) {
 		return nil, invalidArgf("region: a filter that needs whole rows cannot be combined with batch or partial results")
@@ -127,7 +133,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 			MaxVersions: min(maxVersions, fo.MaxVersions), TimeRange: s.TimeRange,
 			TTLMillis: fo.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
-			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: fo.MaxVersions,
+			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: fo.MaxVersions, MinVersions: fo.MinVersions,
 			// Cells are copied into each Result (or not at all by NextInto's
 			// caller-owned one), so the store scanners reuse their memory.
 			ReuseCells: true,
@@ -242,7 +248,6 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		}
 		row = append(sc.rowBuf[:0], row...)
 		sc.rowBuf = row
-		sc.metrics.RowsScanned++
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
@@ -257,7 +262,15 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 					}
 				}
 				f.Reset()
+				// As HBase's RegionScannerImpl: a row its key filters out
+				// counts as filtered, and as scanned only if the scan goes
+				// on (a filter now done ends it here).
 				sc.metrics.RowsFiltered++
+				if f.FilterAllRemaining() {
+					sc.done = true
+					break
+				}
+				sc.metrics.RowsScanned++
 				continue
 			}
 		}
@@ -275,6 +288,7 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			cells = applyStoreLimits(cells, n, sc.scan.StoreOffset, sc.scan.StoreLimit)
 		}
 		sc.cells = cells
+		sc.metrics.RowsScanned++
 		if f != nil {
 			if f.HasFilterRow() {
 				cells = f.FilterRowCells(cells)
@@ -285,9 +299,9 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			f.Reset()
 		}
 		if len(cells) == 0 {
-			if f != nil {
-				sc.metrics.RowsFiltered++
-			}
+			// Filtered whether a filter or the column, time range and
+			// version selection emptied it, as HBase counts.
+			sc.metrics.RowsFiltered++
 			continue
 		}
 		sc.rows++

@@ -259,6 +259,8 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 	s.mu.RUnlock()
 
 	files := rd.files[from:]
+	// BLOCKCACHE=false: this family's data blocks stay out of the cache.
+	cacheBlocks = cacheBlocks && !s.options().NoBlockCache
 	if cap(rd.mems) < len(rd.segs) {
 		rd.mems = make([]scanner.MemStoreScanner, len(rd.segs))
 	}
@@ -315,8 +317,11 @@ func (s *Store) mayContain(f *StoreFile, row, qualifier []byte) (bool, error) {
 }
 
 // flushSnapshot writes the memstore snapshot to a new store file and
-// publishes it. It returns the new file, or nil if the snapshot was empty.
-func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum, tmpDir string) (*StoreFile, error) {
+// publishes it; now (milliseconds) is the time TTL is judged at. It returns
+// the new file, or nil if the snapshot was empty. A snapshot whose cells
+// the flush all drops (expired ones) still makes a file, with no cells: its
+// MAX_SEQ_ID_KEY keeps WAL replay from bringing them back.
+func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum, tmpDir string, now int64) (*StoreFile, error) {
 	if snap.Segment.Empty() {
 		if err := s.mem.ClearSnapshot(snap.ID); err != nil {
 			return nil, err
@@ -325,7 +330,7 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	}
 	name := newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	if err := s.writeFile(tmp, snap, flushSeq); err != nil {
+	if err := s.writeFile(tmp, snap, flushSeq, now); err != nil {
 		s.removeQuietly(tmp)
 		return nil, err
 	}
@@ -371,7 +376,7 @@ func (s *Store) removeQuietly(path string) {
 	}
 }
 
-func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum) error {
+func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum, now int64) error {
 	f, err := s.fs.Create(path)
 	if err != nil {
 		return errors.Wrapf(err, "region: flush of %s", s.name)
@@ -397,7 +402,7 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 	if err != nil {
 		return err
 	}
-	err = s.flushCells(snap, o.MaxVersions, func(kv *encoding.KeyValue) error {
+	err = s.flushCells(snap, o, now, func(kv *encoding.KeyValue) error {
 		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.name)
 	})
 	if err != nil {
@@ -423,18 +428,29 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 
 // flushCells passes to emit, in order, the snapshot's cells a flush writes,
 // as HBase's flush does (a store scanner of ScanType COMPACT_RETAIN_DELETES):
-// every delete marker, and of the puts those that a read of the family's
-// VERSIONS versions would return from the snapshot alone. Puts that the
-// snapshot's own markers mask, and versions beyond VERSIONS, are dropped:
-// a table whose rows are overwritten flushes one version per column, not
-// every overwrite. (Markers in older files may still mask what is kept; as
-// in HBase, that does not bring dropped versions back.)
-func (s *Store) flushCells(snap *memstore.Snapshot, maxVersions int, emit func(*encoding.KeyValue) error) error {
+// the delete markers, and of the puts those that a read of the family's
+// VERSIONS versions at now would return from the snapshot alone. Puts that
+// the snapshot's own markers mask, versions beyond VERSIONS and expired
+// versions beyond MIN_VERSIONS are dropped: a table whose rows are
+// overwritten flushes one version per column, not every overwrite. (Markers
+// in older files may still mask what is kept; as in HBase, that does not
+// bring dropped versions back.) Without MIN_VERSIONS expired markers go
+// too, as in HBase: they can only mask expired cells. With it they stay,
+// since the versions it keeps past the TTL may be theirs to mask.
+//
+// o are the family's options the flush writes with.
+func (s *Store) flushCells(snap *memstore.Snapshot, o *FamilyOptions, now int64, emit func(*encoding.KeyValue) error) error {
 	raw := snap.Segment.NewScanner(math.MaxUint64)
 	defer raw.Close()
+	ttl := o.TTL.Milliseconds()
+	oldest := int64(math.MinInt64) // markers older than this are dropped
+	if ttl > 0 && o.MinVersions == 0 {
+		oldest = now - ttl
+	}
 	ss, err := scanner.NewStoreScanner(s.cmp,
 		[]scanner.KeyValueScanner{scanner.NewMemStoreScanner(snap.Segment.NewScanner(math.MaxUint64), 0)},
-		scanner.QueryOptions{MaxVersions: maxVersions, ReuseCells: true})
+		scanner.QueryOptions{MaxVersions: o.MaxVersions, MinVersions: o.MinVersions,
+			TTLMillis: ttl, NowMillis: now, ReuseCells: true})
 	if err != nil {
 		return err
 	}
@@ -452,7 +468,7 @@ func (s *Store) flushCells(snap *memstore.Snapshot, maxVersions int, emit func(*
 		// Merge the row's markers, from the raw cells, with its kept puts.
 		i := 0
 		for ; kv != nil && s.cmp.CompareRows(kv.Row, row) == 0; kv = raw.Next() {
-			if !kv.Type.IsDelete() {
+			if !kv.Type.IsDelete() || kv.Timestamp < oldest {
 				continue
 			}
 			for ; i < len(puts) && s.cmp.CompareKeyValues(puts[i], kv) < 0; i++ {

@@ -43,8 +43,8 @@ func (r *Region) batch(s *writeScratch, ms []Mutation) error {
 		return nil
 	}
 	for _, m := range ms {
-		if m == nil {
-			return invalidArgf("region: nil mutation")
+		if err := checkMutation(m); err != nil {
+			return err
 		}
 	}
 	if err := r.checkResources(); err != nil {
@@ -138,6 +138,11 @@ func (r *Region) checkResources() error {
 	if err := r.checkWAL(); err != nil {
 		return err
 	}
+	if m := r.opts.MemstoreLimit; m != nil {
+		if err := m.wait(r, r.opts.BlockingWait); err != nil {
+			return err
+		}
+	}
 	limit := r.opts.FlushSize * int64(r.opts.BlockingMultiplier)
 	if r.memSize.Load() <= limit {
 		return nil
@@ -165,6 +170,34 @@ func (r *Region) checkResources() error {
 			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d after waiting %s",
 				limit, r.dir, r.memSize.Load(), r.opts.BlockingWait)
 		}
+	}
+	return nil
+}
+
+// commitHook, if set (by tests), runs in commitLocked between the MVCC
+// begin and the memstore insert.
+var commitHook func()
+
+// checkMutation refuses what cannot be applied before anything is locked: a
+// nil mutation (typed nil too, whose methods would panic) and a Put without
+// cells (HBase refuses it too; a Delete without cells deletes the row).
+func checkMutation(m Mutation) error {
+	switch m := m.(type) {
+	case nil:
+		return invalidArgf("region: nil mutation")
+	case *Put:
+		if m == nil {
+			return invalidArgf("region: nil *Put")
+		}
+		if len(m.Cells) == 0 {
+			return invalidArgf("region: put of row %s has no cells", encoding.FormatBytes(m.Row))
+		}
+	case *Delete:
+		if m == nil {
+			return invalidArgf("region: nil *Delete")
+		}
+	default:
+		return invalidArgf("region: unsupported mutation %T", m)
 	}
 	return nil
 }
@@ -239,6 +272,17 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 			txid, walErr = r.wal.AppendPrepared(&s.entry, n)
 		}
 	})
+	// Every begun entry must complete, or the read point stalls for good:
+	// should anything below panic, the entry completes on the way out.
+	completed := false
+	defer func() {
+		if !completed {
+			r.mvcc.Complete(e)
+		}
+	}()
+	if commitHook != nil {
+		commitHook()
+	}
 	if walErr == nil && logged {
 		walErr = r.wal.Sync(txid, dur)
 	}
@@ -247,6 +291,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		// cells are not in the memstore and were not acknowledged; a
 		// broken WAL is reset (cutting them from the log) before the
 		// next write.
+		completed = true
 		r.mvcc.Complete(e)
 		r.noteWALError()
 		return errors.Wrapf(walErr, "region %s: WAL", r.dir)
@@ -259,7 +304,8 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		cells[i].SeqNum = encoding.SeqNum(seq)
 		added += set.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
 	}
-	r.memSize.Add(added)
+	r.addMemSize(added)
+	completed = true
 	r.mvcc.CompleteAndWait(e)
 	if r.memSize.Load() >= r.opts.FlushSize {
 		r.requestFlush()
@@ -357,6 +403,9 @@ func nonNil(b []byte) []byte {
 // Increment adds to counters of one row under its exclusive lock and
 // returns the new values.
 func (r *Region) Increment(inc *Increment) (*Result, error) {
+	if inc == nil {
+		return nil, invalidArgf("region: nil *Increment")
+	}
 	return r.readModifyWrite(inc.Row, inc.Durability, len(inc.Columns), func(i int) (fam, qual []byte) {
 		return inc.Columns[i].Family, inc.Columns[i].Qualifier
 	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
@@ -375,6 +424,9 @@ func (r *Region) Increment(inc *Increment) (*Result, error) {
 // Append appends to values of one row under its exclusive lock and returns
 // the new values.
 func (r *Region) Append(a *Append) (*Result, error) {
+	if a == nil {
+		return nil, invalidArgf("region: nil *Append")
+	}
 	return r.readModifyWrite(a.Row, a.Durability, len(a.Cells), func(i int) (fam, qual []byte) {
 		return a.Cells[i].Family, a.Cells[i].Qualifier
 	}, func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error) {
@@ -546,6 +598,9 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 // the check: the row is locked exclusively for both. It reports whether the
 // mutations were applied.
 func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
+	if c == nil {
+		return false, invalidArgf("region: nil *CheckAndMutate")
+	}
 	if c.Filter != nil {
 		if len(c.Family) != 0 {
 			return false, invalidArgf("region: check-and-mutate with both a filter and a column")
@@ -560,7 +615,10 @@ func (r *Region) CheckAndMutate(c *CheckAndMutate) (bool, error) {
 		return false, invalidArgf("region: check-and-mutate without mutations")
 	}
 	for _, m := range c.Mutations {
-		if m == nil || !bytes.Equal(m.mutationRow(), c.Row) {
+		if err := checkMutation(m); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(m.mutationRow(), c.Row) {
 			return false, invalidArgf("region: check-and-mutate mutation for another row")
 		}
 	}

@@ -79,6 +79,12 @@ type QueryOptions struct {
 	// FamilyMaxVersions is the family's VERSIONS: with a filter, versions
 	// are counted against it before the filter sees them.
 	FamilyMaxVersions int
+	// MinVersions is the family's MIN_VERSIONS: a version past the TTL
+	// still matches if it is among the first MinVersions versions of its
+	// column that are counted (not deleted, within TimeRange), as HBase's
+	// ScanWildcardColumnTracker decides. With 0, every expired cell is
+	// skipped, and so is the rest of its column.
+	MinVersions int
 }
 
 // QueryMatcher decides, cell by cell, what a user read sees: HBase's
@@ -174,12 +180,16 @@ func (m *QueryMatcher) AtLastRow() bool {
 
 // Match classifies kv, which belongs to the current row.
 func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
-	if kv.Timestamp < m.oldestTS {
-		// Expired, and so is every older version of this column.
+	expired := kv.Timestamp < m.oldestTS
+	if expired && m.opts.MinVersions <= 0 {
+		// Expired, and so is every older version of this column. (With
+		// MIN_VERSIONS the versions are counted first: below.)
 		return m.nextColumnOrRow(kv)
 	}
-	if len(kv.Tags) > 0 && kv.Expired(m.oldestTS, m.opts.NowMillis) {
-		return MatchSkip // this cell's own TTL has passed; older ones may live
+	if len(kv.Tags) > 0 && kv.Expired(math.MinInt64, m.opts.NowMillis) {
+		// This cell's own TTL has passed; older ones may live. MIN_VERSIONS
+		// does not keep it: HBase checks the tag before counting versions.
+		return MatchSkip
 	}
 	if !m.colStarted || !bytes.Equal(kv.Qualifier, m.col) {
 		m.startColumn(kv.Qualifier)
@@ -230,6 +240,10 @@ func (m *QueryMatcher) Match(kv *encoding.KeyValue) MatchCode {
 	code := MatchInclude
 	switch {
 	case m.versions > limit:
+		return m.nextColumnOrRow(kv)
+	case expired && m.versions > m.opts.MinVersions:
+		// Past the TTL and not among the MIN_VERSIONS newest: neither is
+		// any older version.
 		return m.nextColumnOrRow(kv)
 	case m.versions == limit:
 		code = MatchIncludeAndSeekNextCol

@@ -55,14 +55,6 @@ func tn(ns, q string) *hbasepb.TableName {
 	return &hbasepb.TableName{Namespace: []byte(ns), Qualifier: []byte(q)}
 }
 
-func cfSchema(name string, attrs ...string) *hbasepb.ColumnFamilySchema {
-	cf := &hbasepb.ColumnFamilySchema{Name: []byte(name)}
-	for i := 0; i+1 < len(attrs); i += 2 {
-		cf.Attributes = append(cf.Attributes, &hbasepb.BytesBytesPair{First: []byte(attrs[i]), Second: []byte(attrs[i+1])})
-	}
-	return cf
-}
-
 func tableSchema(t *testing.T, m *ipc.ClientConn, name *hbasepb.TableName) *hbasepb.TableSchema {
 	t.Helper()
 	resp := &hbasepb.GetTableDescriptorsResponse{}

@@ -60,6 +60,23 @@ type Config struct {
 	// ScannerMaxResultSize is hbase.server.scanner.max.result.size, the most
 	// bytes of cells one scan response carries.
 	ScannerMaxResultSize int64
+	// MaxCallQueueBytes is hbase.ipc.server.max.callqueue.size.
+	MaxCallQueueBytes int64
+	// ConnMaxIdle is hbase.ipc.client.connection.maxidletime: connections
+	// quiet for twice as long are closed while more than IdleThreshold
+	// (hbase.ipc.client.idlethreshold) are open.
+	ConnMaxIdle   time.Duration
+	IdleThreshold int
+	// MaxConnections is regionkv.ipc.server.max.connections (0: three
+	// quarters of the open-file limit); WriteTimeout is
+	// regionkv.ipc.server.write.timeout.
+	MaxConnections int
+	WriteTimeout   time.Duration
+	// GlobalMemstore is hbase.regionserver.global.memstore.size, a fraction
+	// of the memory budget (regionkv.memory.budget) for every memstore of
+	// the server together; GlobalMemstoreLower is its .lower.limit.
+	GlobalMemstore      float64
+	GlobalMemstoreLower float64
 	// Region is the template for every user region's options (flush size,
 	// compaction, durability: the hbase.hregion.* and hbase.hstore.* keys).
 	Region region.Options
@@ -143,6 +160,20 @@ func (c *Config) setServer(p *hbaseconf.Property, value string) error {
 		err = atoi(&c.MaxRequestSize)
 	case "hbase.server.scanner.max.result.size":
 		c.ScannerMaxResultSize, err = p.Int(value)
+	case "hbase.ipc.server.max.callqueue.size":
+		c.MaxCallQueueBytes, err = p.Bytes(value)
+	case "hbase.ipc.client.connection.maxidletime":
+		c.ConnMaxIdle, err = p.Millis(value)
+	case "hbase.ipc.client.idlethreshold":
+		err = atoi(&c.IdleThreshold)
+	case "regionkv.ipc.server.max.connections":
+		err = atoi(&c.MaxConnections)
+	case "regionkv.ipc.server.write.timeout":
+		c.WriteTimeout, err = p.Millis(value)
+	case "hbase.regionserver.global.memstore.size":
+		c.GlobalMemstore, err = p.Float(value)
+	case "hbase.regionserver.global.memstore.size.lower.limit":
+		c.GlobalMemstoreLower, err = p.Float(value)
 	default:
 		err = errors.AssertionFailedf("server: registered property %q not applied", p.Name)
 	}
@@ -213,6 +244,27 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRequestSize <= 0 {
 		c.MaxRequestSize = ipc.DefaultMaxRequestSize
+	}
+	if c.MaxCallQueueBytes <= 0 {
+		c.MaxCallQueueBytes = ipc.DefaultMaxQueueBytes
+	}
+	if c.ConnMaxIdle <= 0 {
+		c.ConnMaxIdle = 10 * time.Second
+	}
+	if c.IdleThreshold <= 0 {
+		c.IdleThreshold = 4000
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = defaultMaxConnections()
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = time.Minute
+	}
+	if c.GlobalMemstore <= 0 || c.GlobalMemstore > 1 {
+		c.GlobalMemstore = 0.4
+	}
+	if c.GlobalMemstoreLower <= 0 || c.GlobalMemstoreLower > 1 {
+		c.GlobalMemstoreLower = region.DefaultMemstoreLowerFraction
 	}
 	if c.ScannerMaxResultSize == 0 {
 		c.ScannerMaxResultSize = 100 << 20

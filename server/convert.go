@@ -10,6 +10,7 @@ import (
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/scanner"
@@ -20,6 +21,7 @@ import (
 const (
 	classWrongRegion   = "org.apache.hadoop.hbase.regionserver.WrongRegionException"
 	classLockTimeout   = "java.io.IOException"
+	classCorruptHFile  = "org.apache.hadoop.hbase.io.hfile.CorruptHFileException"
 	classIllegalArg    = "org.apache.hadoop.hbase.DoNotRetryIOException"
 	classFilterRefused = "org.apache.hadoop.hbase.exceptions.DeserializationException"
 )
@@ -28,7 +30,21 @@ const (
 // milliseconds (HBase's OperationWithAttributes "_ttl").
 const ttlAttribute = "_ttl"
 
-// mapError turns a region error into the HBase exception clients expect.
+// mapError turns an error of the region (or below it) into the HBase
+// exception a client keys on. Every class is chosen, as HBase's
+// RSRpcServices would raise it, since clients retry java.io.IOException
+// and give up at once on a DoNotRetryIOException:
+//
+//	region.ErrNoSuchFamily         NoSuchColumnFamilyException (not retried)
+//	region.ErrInvalidArgument      DoNotRetryIOException (HBase: e.g. an Increment of a cell that is not 8 bytes)
+//	filter.ErrBadFilter            DoNotRetryIOException
+//	hfile.ErrUnsupportedCompression DoNotRetryIOException (a file no retry can read)
+//	region.ErrCorruption           CorruptHFileException (a DoNotRetryIOException)
+//	region.ErrRegionTooBusy        RegionTooBusyException (retried after a pause)
+//	region.ErrClosed               NotServingRegionException (the client relocates the region)
+//	region.ErrRowLockTimeout       java.io.IOException, as HBase's "Timed out waiting for lock"
+//	region.ErrWALFailed, others    java.io.IOException: the write was not applied and may succeed
+//	                               once the WAL works again (a full disk freed, say)
 func mapError(err error, hr *hostedRegion) error {
 	if err == nil {
 		return nil
@@ -40,17 +56,23 @@ func mapError(err error, hr *hostedRegion) error {
 	if hr != nil {
 		where = " in region " + string(hr.name)
 	}
+	class := ipc.ClassIOException
 	switch {
 	case errors.Is(err, region.ErrNoSuchFamily):
-		return &ipc.Exception{Class: ipc.ClassNoSuchColumnFamilyException, Message: err.Error() + where}
+		class = ipc.ClassNoSuchColumnFamilyException
+	case errors.Is(err, region.ErrInvalidArgument), errors.Is(err, filter.ErrBadFilter),
+		errors.Is(err, hfile.ErrUnsupportedCompression):
+		class = ipc.ClassDoNotRetryIOException
+	case errors.Is(err, region.ErrCorruption):
+		class = classCorruptHFile
 	case errors.Is(err, region.ErrRegionTooBusy):
-		return &ipc.Exception{Class: ipc.ClassRegionTooBusyException, Message: err.Error() + where}
+		class = ipc.ClassRegionTooBusyException
 	case errors.Is(err, region.ErrClosed):
-		return &ipc.Exception{Class: ipc.ClassNotServingRegionException, Message: err.Error() + where}
+		class = ipc.ClassNotServingRegionException
 	case errors.Is(err, region.ErrRowLockTimeout):
-		return &ipc.Exception{Class: classLockTimeout, Message: err.Error() + where}
+		class = classLockTimeout
 	}
-	return &ipc.Exception{Class: ipc.ClassIOException, Message: err.Error() + where}
+	return &ipc.Exception{Class: class, Message: err.Error() + where}
 }
 
 func badRequest(format string, args ...any) error {

@@ -208,7 +208,7 @@ func (s *Server) handleGetTableNames(c *ipc.Call) (ipc.Reply, error) {
 	if err := decode(c, req); err != nil {
 		return ipc.Reply{}, err
 	}
-	ts, err := s.listTables(req.GetRegex(), req.GetIncludeSysTables(), req.GetNamespace(), nil)
+	ts, err := s.listTables(req.Regex, req.GetIncludeSysTables(), req.GetNamespace(), nil)
 	if err != nil {
 		return ipc.Reply{}, err
 	}
@@ -224,7 +224,7 @@ func (s *Server) handleGetTableDescriptors(c *ipc.Call) (ipc.Reply, error) {
 	if err := decode(c, req); err != nil {
 		return ipc.Reply{}, err
 	}
-	ts, err := s.listTables(req.GetRegex(), req.GetIncludeSysTables(), req.GetNamespace(), req.GetTableNames())
+	ts, err := s.listTables(req.Regex, req.GetIncludeSysTables(), req.GetNamespace(), req.GetTableNames())
 	if err != nil {
 		return ipc.Reply{}, err
 	}
@@ -473,7 +473,7 @@ func (s *Server) handleListTableNamesByNamespace(c *ipc.Call) (ipc.Reply, error)
 	if err := s.checkNamespace(req.GetNamespaceName()); err != nil {
 		return ipc.Reply{}, err
 	}
-	ts, _ := s.listTables("", true, req.GetNamespaceName(), nil)
+	ts, _ := s.listTables(nil, true, req.GetNamespaceName(), nil)
 	resp := &hbasepb.ListTableNamesByNamespaceResponse{}
 	for _, t := range ts {
 		resp.TableName = append(resp.TableName, t.name.PB())
@@ -489,7 +489,7 @@ func (s *Server) handleListTableDescriptorsByNamespace(c *ipc.Call) (ipc.Reply, 
 	if err := s.checkNamespace(req.GetNamespaceName()); err != nil {
 		return ipc.Reply{}, err
 	}
-	ts, _ := s.listTables("", true, req.GetNamespaceName(), nil)
+	ts, _ := s.listTables(nil, true, req.GetNamespaceName(), nil)
 	resp := &hbasepb.ListTableDescriptorsByNamespaceResponse{}
 	for _, t := range ts {
 		resp.TableSchema = append(resp.TableSchema, t.schema())

@@ -287,13 +287,16 @@ func (s *Server) truncateTable(pb *hbasepb.TableName, preserveSplits bool) error
 	return nil
 }
 
-// listTables returns the tables matching a GetTableNames-style query.
-func (s *Server) listTables(regex string, includeSys bool, namespace string, names []*hbasepb.TableName) ([]*table, error) {
+// listTables returns the tables matching a GetTableNames-style query. A
+// regex that is set is applied even when empty, as HBase compiles the
+// pattern whenever the request has the field ("" matches no name); nil
+// means every table.
+func (s *Server) listTables(regex *string, includeSys bool, namespace string, names []*hbasepb.TableName) ([]*table, error) {
 	var re *regexp.Regexp
-	if regex != "" {
+	if regex != nil {
 		var err error
-		if re, err = regexp.Compile("^(?:" + regex + ")$"); err != nil {
-			return nil, ipc.Errorf(ipc.ClassDoNotRetryIOException, "bad table name pattern %q: %v", regex, err)
+		if re, err = regexp.Compile("^(?:" + *regex + ")$"); err != nil {
+			return nil, ipc.Errorf(ipc.ClassDoNotRetryIOException, "bad table name pattern %q: %v", *regex, err)
 		}
 	}
 	want := map[string]bool{}

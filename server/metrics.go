@@ -82,7 +82,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit := func(name, help string, typ prometheus.ValueType, v float64) {
 		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(metricPrefix+name, help, nil, nil), typ, v)
 	}
-	var memstore, storeFiles, storeFileSize, flushes, compactions, blocked int64
+	var memstore, storeFiles, storeFileSize, flushes, compactions, blocked, tornTails, tornBytes int64
 	var reads, writes int64
 	regions := 0
 	s.mu.RLock()
@@ -99,6 +99,8 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		flushes += st.Flushes
 		compactions += st.Compactions
 		blocked += st.BlockedWrites
+		tornTails += st.WALTornTails
+		tornBytes += st.WALTornBytes
 		reads += hr.reads.Load()
 		writes += hr.writes.Load()
 	}
@@ -107,9 +109,17 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("regionCount", "Open regions.", prometheus.GaugeValue, float64(regions))
 	emit("tableCount", "Tables, system tables included.", prometheus.GaugeValue, float64(tables))
 	emit("memStoreSize", "Bytes in memstores.", prometheus.GaugeValue, float64(memstore))
+	if s.memLimit != nil {
+		ms := s.memLimit.Stats()
+		emit("globalMemStoreLimit", "The global memstore limit (hbase.regionserver.global.memstore.size), bytes.", prometheus.GaugeValue, float64(ms.Upper))
+		emit("globalMemStoreLimitLowMark", "Where flushes for the global memstore limit start, bytes.", prometheus.GaugeValue, float64(ms.Lower))
+		emit("globalMemStoreFlushCount", "Flushes asked for by the global memstore limit.", prometheus.CounterValue, float64(ms.Flushes))
+	}
 	emit("storeFileCount", "Store files.", prometheus.GaugeValue, float64(storeFiles))
 	emit("storeFileSize", "Bytes in store files.", prometheus.GaugeValue, float64(storeFileSize))
 	emit("flushedCount", "Memstore flushes.", prometheus.CounterValue, float64(flushes))
+	emit("walTornTailCount", "Torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornTails))
+	emit("walTornTailBytes", "Bytes of torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornBytes))
 	emit("compactedCount", "Compactions.", prometheus.CounterValue, float64(compactions))
 	emit("blockedRequestsCount", "Writes that waited for memstore space.", prometheus.CounterValue, float64(blocked))
 	emit("readRequestCount", "Read requests.", prometheus.CounterValue, float64(reads))
@@ -123,6 +133,12 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		emit("numOpenConnections", "Open client connections.", prometheus.GaugeValue, float64(st.OpenConnections))
 		emit("numActiveHandler", "Calls being processed.", prometheus.GaugeValue, float64(st.CallsInFlight))
 		emit("badFrameCount", "Connections closed for a malformed frame.", prometheus.CounterValue, float64(st.BadFrames))
+		// HBase's queueSize and exceptions.callQueueTooBig, and ours.
+		emit("queueSize", "Bytes of requests being read or served.", prometheus.GaugeValue, float64(st.QueuedBytes))
+		emit("exceptions_callQueueTooBig", "Requests refused with CallQueueTooBigException.", prometheus.CounterValue, float64(st.QueueRejected))
+		emit("connectionsRefusedCount", "Connections closed over regionkv.ipc.server.max.connections.", prometheus.CounterValue, float64(st.ConnsRefused))
+		emit("idleConnectionsClosedCount", "Idle connections closed.", prometheus.CounterValue, float64(st.IdleClosed))
+		emit("acceptRetryCount", "Temporary accept errors retried.", prometheus.CounterValue, float64(st.AcceptRetries))
 	}
 	if s.cache != nil {
 		for k, v := range s.cache.Stats().Map() {

@@ -171,7 +171,7 @@ func (s *Server) deleteNamespace(ns string) error {
 	if ns == defaultNamespace || ns == systemNamespace {
 		return ipc.Errorf(ipc.ClassConstraintException, "Reserved namespace %s cannot be removed.", ns)
 	}
-	if ts, _ := s.listTables("", true, ns, nil); len(ts) > 0 {
+	if ts, _ := s.listTables(nil, true, ns, nil); len(ts) > 0 {
 		return ipc.Errorf(ipc.ClassConstraintException,
 			"Only empty namespaces can be removed. Namespace %s has %d tables", ns, len(ts))
 	}

@@ -32,7 +32,8 @@ const runShutdownTimeout = 30 * time.Second
 // ZooKeeper if opts.Standalone, then the server, and serves until ctx is
 // done or the child ZooKeeper exits; then it shuts the server down
 // gracefully (Shutdown) and stops ZooKeeper. It returns an error if either
-// fails to start or the shutdown fails.
+// fails to start, if the server fails while serving (Fatal), or if the
+// shutdown fails.
 func Run(ctx context.Context, cfg Config, opts RunOptions) error {
 	log := cfg.Logger
 	if log == nil {
@@ -67,13 +68,23 @@ func Run(ctx context.Context, cfg Config, opts RunOptions) error {
 	if zks != nil {
 		zkDied = zks.Done()
 	}
+	var fatal error
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down", "cause", context.Cause(ctx))
 	case <-zkDied:
 		log.Error("ZooKeeper child process exited; shutting down", "err", zks.Wait())
+	case fatal = <-srv.Fatal():
+		// Abort rather than stay registered answering nothing: the
+		// shutdown deregisters from ZooKeeper, and the error makes the
+		// process exit non-zero.
+		log.Error("aborting", "err", fatal)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), runShutdownTimeout)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	if fatal != nil {
+		return errors.CombineErrors(fatal, err)
+	}
+	return err
 }

@@ -52,3 +52,27 @@ func TestRun(t *testing.T) {
 	err = Run(context.Background(), cfg, RunOptions{Standalone: true})
 	require.ErrorContains(t, err, "standalone mode starts its own ZooKeeper")
 }
+
+// TestRunAbortsWhenListenerFails: an RPC listener that fails for good (here
+// closed under the server) makes Run shut the server down and return the
+// error, so the process exits non-zero instead of staying up answering
+// nothing; the data directory is released.
+func TestRunAbortsWhenListenerFails(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Port: FreePort, InfoPort: -1, Logger: slog.New(slog.DiscardHandler)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), cfg, RunOptions{Serving: func(srv *Server, _ string) {
+			srv.ln.Close() // Accept now fails with net.ErrClosed, not temporary
+		}})
+	}()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "RPC listener failed")
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not abort after its listener failed")
+	}
+	s, err := Start(cfg)
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+}

@@ -66,9 +66,11 @@ func (s *Server) handleScan(c *ipc.Call) (ipc.Reply, error) {
 	if req.ScannerId != nil {
 		os = s.scanners.get(req.GetScannerId())
 		if os == nil {
-			if req.GetCloseScanner() {
-				// Closing a scanner that is gone already is done.
-				return ipc.Reply{Msg: &hbasepb.ScanResponse{MoreResults: proto.Bool(false)}}, nil
+			if s.scanners.recentlyClosed(req.GetScannerId()) {
+				// As HBase 2: the server closed it (the scan was done) and
+				// the client sends one more next or close; answer with
+				// nothing but the id.
+				return ipc.Reply{Msg: &hbasepb.ScanResponse{ScannerId: proto.Uint64(req.GetScannerId())}}, nil
 			}
 			return ipc.Reply{}, ipc.Errorf(ipc.ClassUnknownScannerException,
 				"unknown scanner %d: its lease (%v) may have expired, or the region moved or closed",

@@ -44,6 +44,12 @@ type scannerLeases struct {
 	log     *slog.Logger
 	mu      sync.Mutex
 	byID    map[uint64]*openScanner
+	// closed remembers scanners the server closed (exhausted, closed on
+	// request, or after an error) for one lease period after their last
+	// call, as HBase's closedScanners: a late next or close for one gets
+	// an empty response rather than UnknownScannerException, since clients
+	// send one more call after the last results.
+	closed  map[uint64]time.Time
 	stop    chan struct{}
 	done    chan struct{}
 	expired int64 // leases that ran out, for metrics
@@ -51,7 +57,7 @@ type scannerLeases struct {
 
 func newScannerLeases(timeout time.Duration, log *slog.Logger) *scannerLeases {
 	l := &scannerLeases{timeout: timeout, log: log, byID: map[uint64]*openScanner{},
-		stop: make(chan struct{}), done: make(chan struct{})}
+		closed: map[uint64]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.reaper()
 	return l
 }
@@ -75,6 +81,11 @@ func (l *scannerLeases) reaper() {
 					dead = append(dead, os)
 				}
 			}
+			for id, at := range l.closed {
+				if now.Sub(at) > l.timeout {
+					delete(l.closed, id)
+				}
+			}
 			l.mu.Unlock()
 			for _, os := range dead {
 				l.log.Info("scanner lease expired", "scanner", os.id, "region", os.hr.info.EncodedName())
@@ -89,7 +100,7 @@ func (l *scannerLeases) add(hr *hostedRegion, sc *region.Scanner) *openScanner {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var id uint64
-	for id == 0 || l.byID[id] != nil {
+	for id == 0 || l.byID[id] != nil || !l.closed[id].IsZero() {
 		// Random ids, as HBase's, so a stale id from before a restart is
 		// unlikely to name a new scanner.
 		id = rand.Uint64() >> 1
@@ -119,6 +130,20 @@ func (l *scannerLeases) get(id uint64) *openScanner {
 	return os
 }
 
+// recentlyClosed reports whether the server closed scanner id within the
+// last lease period, and renews that memory (HBase expires it after the
+// last access).
+func (l *scannerLeases) recentlyClosed(id uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.closed[id]
+	if !ok || time.Since(at) > l.timeout {
+		return false
+	}
+	l.closed[id] = time.Now()
+	return true
+}
+
 // touch renews a lease at the end of a call, so a slow call does not eat
 // into the client's idle time.
 func (l *scannerLeases) touch(os *openScanner) {
@@ -132,6 +157,7 @@ func (l *scannerLeases) touch(os *openScanner) {
 func (l *scannerLeases) remove(os lockedScanner) {
 	l.mu.Lock()
 	delete(l.byID, os.id)
+	l.closed[os.id] = time.Now()
 	l.mu.Unlock()
 	if !os.closed {
 		os.closed = true

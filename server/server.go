@@ -29,9 +29,14 @@ import (
 // hbase:meta, hbase:namespace and every user region, and serves
 // ClientService and MasterService on one port.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	cache     *region.Cache // shared by every region; nil without one
+	cfg   Config
+	log   *slog.Logger
+	cache *region.Cache // shared by every region; nil without one
+	// memLimit is the global memstore limit the user regions share.
+	memLimit *region.MemstoreLimit
+	// fatal receives the error that leaves the server unable to serve
+	// (its RPC listener failed); Run shuts down and exits on it.
+	fatal     chan error
 	rpc       *ipc.Server
 	ln        net.Listener
 	info      *http.Server
@@ -141,7 +146,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.New("server: no data directory (hbase.rootdir)")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, tables: map[string]*table{}, regions: map[string]*hostedRegion{},
-		encoded: map[string]*hostedRegion{}, namespaces: map[string]*hbasepb.NamespaceDescriptor{}}
+		encoded: map[string]*hostedRegion{}, namespaces: map[string]*hbasepb.NamespaceDescriptor{}, fatal: make(chan error, 1)}
 	s.balancer.Store(true)
 	ok := false
 	defer func() {
@@ -162,6 +167,12 @@ func Start(cfg Config) (*Server, error) {
 		}
 		s.cache = c
 	}
+	limit := int64(cfg.GlobalMemstore * float64(cfg.BlockCache.Budget()))
+	memLimit, err := region.NewMemstoreLimit(max(limit, 1<<20), cfg.GlobalMemstoreLower)
+	if err != nil {
+		return nil, errors.Wrap(err, "server: global memstore limit")
+	}
+	s.memLimit = memLimit
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return nil, errors.Wrapf(err, "server: listening on hbase.regionserver.port %d", cfg.Port)
@@ -177,7 +188,9 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s.scanners = newScannerLeases(cfg.ScannerTimeout, s.log)
 	s.metrics = newMetrics(s)
-	s.rpc = &ipc.Server{Handler: s, MaxRequestSize: cfg.MaxRequestSize, Logger: s.log}
+	s.rpc = &ipc.Server{Handler: s, MaxRequestSize: cfg.MaxRequestSize, Logger: s.log,
+		MaxQueueBytes: cfg.MaxCallQueueBytes, IdleTimeout: 2 * cfg.ConnMaxIdle, IdleThreshold: cfg.IdleThreshold,
+		MaxConnections: cfg.MaxConnections, WriteTimeout: cfg.WriteTimeout}
 	if cfg.InfoPort >= 0 {
 		if err := s.startInfoServer(); err != nil {
 			return nil, err
@@ -187,7 +200,8 @@ func Start(cfg Config) (*Server, error) {
 	go func() {
 		defer s.wg.Done()
 		if err := s.rpc.Serve(ln); err != nil && !errors.Is(err, ipc.ErrServerClosed) {
-			s.log.Error("server: RPC listener failed", "err", err)
+			s.log.Error("server: RPC listener failed; the server cannot serve", "err", err)
+			s.fatal <- errors.Wrap(err, "server: RPC listener failed")
 		}
 	}()
 	if cfg.ZKQuorum != "" {
@@ -284,6 +298,14 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.DropFamilies = true
 	o.Meta = ri.Table == MetaTableName
 	o.Cache = s.cache
+	if o.Logger == nil {
+		o.Logger = s.log
+	}
+	if !ri.Table.System() {
+		// Catalog regions stay out of it: their writes are small, and a
+		// full memstore must not block hbase:meta.
+		o.MemstoreLimit = s.memLimit
+	}
 	if ri.Table.System() {
 		// Catalog writes are small and must survive power loss.
 		o.FlushSize = min(o.FlushSize, 16<<20)
@@ -536,6 +558,12 @@ func (s *Server) tableByName(t TableName) *table {
 	return s.tables[t.String()]
 }
 
+// Fatal returns a channel that receives the error that stops the server
+// from serving (its RPC listener failed for good). The server then answers
+// nothing although it still looks registered: its owner should shut it down
+// (which deregisters it) and exit, as Run does.
+func (s *Server) Fatal() <-chan error { return s.fatal }
+
 // Shutdown stops the server gracefully: it deregisters from ZooKeeper,
 // stops accepting connections and calls, lets calls in flight finish (until
 // ctx ends), closes scanners, flushes and closes every region.
@@ -602,6 +630,9 @@ func (s *Server) closeAll() error {
 	}
 	if s.cache != nil {
 		s.cache.Close()
+	}
+	if s.memLimit != nil {
+		s.memLimit.Close()
 	}
 	if s.lockFile != nil {
 		s.lockFile.Close()

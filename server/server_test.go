@@ -351,13 +351,27 @@ func TestServerScanAndLeases(t *testing.T) {
 		}
 	}
 	require.Len(t, all, 50)
-	// The exhausted scanner is gone: a next is UnknownScannerException,
-	// a close is fine.
-	_, _, err := next(id, 1)
-	e, ok := ipc.AsException(err)
-	require.True(t, ok, "%v", err)
-	require.Equal(t, ipc.ClassUnknownScannerException, e.Class)
-	call(t, c, "Scan", &hbasepb.ScanRequest{ScannerId: proto.Uint64(id), CloseScanner: proto.Bool(true)}, &hbasepb.ScanResponse{}, nil)
+	// The exhausted scanner is closed, and remembered as HBase 2's
+	// closedScanners: a late next or close gets an empty response with
+	// only the scanner id, not an error.
+	for _, req := range []*hbasepb.ScanRequest{
+		{ScannerId: proto.Uint64(id), NumberOfRows: proto.Uint32(1), NextCallSeq: proto.Uint64(3)},
+		{ScannerId: proto.Uint64(id), CloseScanner: proto.Bool(true)},
+	} {
+		late := &hbasepb.ScanResponse{}
+		_, err := c.Call(context.Background(), "Scan", req, nil, late)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(&hbasepb.ScanResponse{ScannerId: proto.Uint64(id)}, late), "%v", late)
+	}
+	// A scanner the server never had (or whose lease ran out) is unknown,
+	// for a next and a close alike.
+	for _, closeIt := range []bool{false, true} {
+		_, err := c.Call(context.Background(), "Scan",
+			&hbasepb.ScanRequest{ScannerId: proto.Uint64(id + 1), CloseScanner: proto.Bool(closeIt)}, nil, &hbasepb.ScanResponse{})
+		e, ok := ipc.AsException(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, ipc.ClassUnknownScannerException, e.Class)
+	}
 
 	// Reversed from r10 down to r05 (stop exclusive).
 	_, got = open(&hbasepb.Scan{StartRow: []byte("r10"), StopRow: []byte("r05"), Reversed: proto.Bool(true)}, 100)
@@ -389,7 +403,7 @@ func TestServerScanAndLeases(t *testing.T) {
 		call(t, c, "Scan", &hbasepb.ScanRequest{ScannerId: proto.Uint64(renewed), Renew: proto.Bool(true)}, &hbasepb.ScanResponse{}, nil)
 	}
 	_, _, err = next(idle, 1)
-	e, ok = ipc.AsException(err)
+	e, ok := ipc.AsException(err)
 	require.True(t, ok, "%v", err)
 	require.Equal(t, ipc.ClassUnknownScannerException, e.Class)
 	_, got, err = next(renewed, 1)

@@ -1,0 +1,69 @@
+package region
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMemstoreLimitFlushesLargest: regions sharing a limit are flushed
+// largest first once together they pass the lower limit, though neither
+// reaches its own flush size.
+func TestMemstoreLimitFlushesLargest(t *testing.T) {
+	m, err := NewMemstoreLimit(256<<10, 0.5)
+	require.NoError(t, err)
+	defer m.Close()
+	open := func() *Region {
+		return openTest(t, t.TempDir(), func(o *Options) { o.MemstoreLimit = m; o.FlushSize = 64 << 20 })
+	}
+	big, small := open(), open()
+	defer big.Close()
+	defer small.Close()
+	val := make([]byte, 1000)
+	for i := 0; i < 40; i++ {
+		require.NoError(t, small.Put(NewPut(b(fmt.Sprintf("s%03d", i))).Add(fam, b("q"), val)))
+	}
+	require.Zero(t, big.Stats().Flushes+small.Stats().Flushes, "below the lower limit nothing flushes")
+	for i := 0; i < 100; i++ {
+		require.NoError(t, big.Put(NewPut(b(fmt.Sprintf("b%03d", i))).Add(fam, b("q"), val)))
+	}
+	require.Eventually(t, func() bool { return big.Stats().Flushes > 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return m.Stats().Used <= m.Stats().Lower }, 10*time.Second, 5*time.Millisecond)
+	require.Zero(t, small.Stats().Flushes, "flushing the largest was enough")
+	st := m.Stats()
+	require.Equal(t, 2, st.Regions)
+	require.Equal(t, big.Stats().MemStoreSize+small.Stats().MemStoreSize, st.Used)
+	res, err := big.Get(NewGet(b("b050")))
+	require.NoError(t, err)
+	require.Len(t, res.Cells, 1)
+}
+
+// TestMemstoreLimitBlocksWrites: above the upper limit writes wait for
+// flushes, and fail with ErrRegionTooBusy when none frees memory in time.
+func TestMemstoreLimitBlocksWrites(t *testing.T) {
+	m, err := NewMemstoreLimit(64<<10, 0.9)
+	require.NoError(t, err)
+	m.Close() // no flusher: nothing will free memory
+	r := openTest(t, t.TempDir(), func(o *Options) {
+		o.MemstoreLimit = m
+		o.FlushSize = 64 << 20
+		o.BlockingWait = 100 * time.Millisecond
+	})
+	val := make([]byte, 1000)
+	var busy error
+	for i := 0; i < 200 && busy == nil; i++ {
+		busy = r.Put(NewPut(b(fmt.Sprintf("r%03d", i))).Add(fam, b("q"), val))
+	}
+	require.True(t, errors.Is(busy, ErrRegionTooBusy), "%v", busy)
+	require.Contains(t, busy.Error(), "global memstore limit")
+	require.Greater(t, r.Stats().BlockedWrites, int64(0))
+	// A flush frees the memory; writes go on.
+	require.NoError(t, r.Flush())
+	require.NoError(t, r.Put(NewPut(b("after")).Add(fam, b("q"), val)))
+	require.NoError(t, r.Close())
+	require.Zero(t, m.Stats().Used, "a closed region no longer counts")
+	require.Zero(t, m.Stats().Regions)
+}
