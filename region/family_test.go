@@ -210,6 +210,9 @@ func TestModifyFamily(t *testing.T) {
 	require.Equal(t, 2, versions())
 	require.NoError(t, r.ModifyFamily(FamilyOptions{Name: "f", MaxVersions: 3, TTL: 2500 * time.Millisecond}))
 	require.Equal(t, 2, versions(), "the version 3s old has expired")
+	// MIN_VERSIONS too: the expired version is kept for reads again.
+	require.NoError(t, r.ModifyFamily(FamilyOptions{Name: "f", MaxVersions: 3, MinVersions: 3, TTL: 2500 * time.Millisecond}))
+	require.Equal(t, 3, versions(), "MIN_VERSIONS=3 keeps the expired version")
 
 	// Block options apply to the files written from now on.
 	fo := FamilyOptions{Name: "f", MaxVersions: 3, MinVersions: 1, Encoding: EncodingFastDiff, Compression: CompressionGZ,
