@@ -76,6 +76,11 @@ func filesInRatio(run []int64, total int64, ratio float64) bool {
 	return true
 }
 
+// writeThrottle paces the bytes compactions write.
+type writeThrottle interface {
+	wrote(ctx context.Context, n int) error
+}
+
 // throttle limits a compaction's write rate (HBase's
 // PressureAwareCompactionThroughputController at its upper bound).
 type throttle struct {
@@ -104,7 +109,7 @@ func (t *throttle) wrote(ctx context.Context, n int) error {
 // countingWriter counts bytes for the throttle.
 type countingWriter struct {
 	w   *bufio.Writer
-	t   *throttle
+	t   writeThrottle
 	ctx context.Context
 }
 
@@ -128,7 +133,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // a major compaction would drop.
 //
 // REQUIRES: s.compactMu is held, and was when files were listed.
-func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, bytesPerSec int64) (*StoreFile, uint64, error) {
+func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, th writeThrottle) (*StoreFile, uint64, error) {
 	// The inputs must all still be live: only a compaction removes files,
 	// and the caller has held compactMu since it listed them.
 	s.mu.RLock()
@@ -148,7 +153,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	name := newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, bytesPerSec)
+	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, th)
 	if err != nil {
 		s.removeQuietly(tmp)
 		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.name)
@@ -201,7 +206,7 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 // writeCompacted writes the merged cells of files to path and returns the
 // number of cells written and, for a minor compaction, how many of them are
 // surplus versions (see compact).
-func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, bytesPerSec int64) (n int64, surplus uint64, _ error) {
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
 		return 0, 0, err
@@ -215,7 +220,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	// The family's options as they are now: a ModifyFamily since the
 	// files were written applies to the compacted file.
 	o := s.options()
-	w, err := hfile.NewWriter(&countingWriter{w: bw, t: &throttle{bytesPerSec: bytesPerSec, start: time.Now()}, ctx: ctx}, hfile.WriterOptions{
+	w, err := hfile.NewWriter(&countingWriter{w: bw, t: th, ctx: ctx}, hfile.WriterOptions{
 		BlockSize: o.BlockSize, Encoding: o.Encoding, Compression: o.compactionCompression(major),
 		BloomType: o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
@@ -448,7 +453,18 @@ func (r *Region) compactStores(stores []*Store, major bool) ([]CompactionResult,
 
 // compactStore compacts s (every file with major, else what the exploring
 // policy picks) and reports whether there was anything to compact.
-func (r *Region) compactStore(s *Store, major bool) (CompactionResult, bool, error) {
+func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did bool, err error) {
+	var th writeThrottle = &throttle{bytesPerSec: r.opts.CompactionThroughput}
+	if p := r.opts.CompactionPool; p != nil {
+		// The server's compactions take turns, and share one rate. The
+		// slot is taken before the store's compaction lock, so a store
+		// waiting for one holds nothing others need.
+		if err := p.acquire(r.bgCtx); err != nil {
+			return CompactionResult{}, false, errors.Wrapf(err, "region %s: waiting for a compaction slot", r.dir)
+		}
+		defer func() { p.release(did) }()
+		th = &p.throttle
+	}
 	// Listing the files under compactMu makes them the inputs: no other
 	// compaction can take them in between.
 	s.compactMu.Lock()
@@ -480,17 +496,20 @@ func (r *Region) compactStore(s *Store, major bool) (CompactionResult, bool, err
 	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.options().TTL == 0 && !hasDeletes(files[0])) {
 		return CompactionResult{}, false, nil
 	}
-	res := CompactionResult{Family: s.name, Major: major, InputFiles: len(files)}
+	res = CompactionResult{Family: s.name, Major: major, InputFiles: len(files)}
 	for _, f := range files {
 		res.InputBytes += f.Size()
 	}
 	start := time.Now()
+	if t, ok := th.(*throttle); ok {
+		t.start = time.Now()
+	}
 	running := &r.minorRunning
 	if major {
 		running = &r.majorRunning
 	}
 	running.Add(1)
-	out, surplus, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), r.opts.CompactionThroughput)
+	out, surplus, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), th)
 	running.Add(-1)
 	if err != nil {
 		return res, false, errors.Wrapf(err, "region %s", r.dir)

@@ -207,7 +207,7 @@ func TestMinVersionsMinorCompactionKeepsExpired(t *testing.T) {
 	// a major compaction; so pick two by hand.
 	st := r.Store("f")
 	st.compactMu.Lock()
-	_, _, err := st.compact(r.bgCtx, st.Files()[:2], false, filepath.Join(r.dir, ".tmp"), r.now(), 0)
+	_, _, err := st.compact(r.bgCtx, st.Files()[:2], false, filepath.Join(r.dir, ".tmp"), r.now(), &throttle{})
 	st.compactMu.Unlock()
 	require.NoError(t, err)
 	require.Len(t, st.Files(), 2)
@@ -373,7 +373,7 @@ func TestCompactionCompression(t *testing.T) {
 		require.NoError(t, r.Flush())
 		st := r.Store("f")
 		st.compactMu.Lock()
-		_, _, err = st.compact(r.bgCtx, st.Files(), false, filepath.Join(r.dir, ".tmp"), r.now(), 0)
+		_, _, err = st.compact(r.bgCtx, st.Files(), false, filepath.Join(r.dir, ".tmp"), r.now(), &throttle{})
 		st.compactMu.Unlock()
 		require.NoError(t, err)
 		require.Equal(t, tc.minor, codec(r), "minor, %+v", tc.fo)

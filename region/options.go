@@ -301,6 +301,10 @@ type Options struct {
 	//
 	// Deprecated: use Cache, whose counters Stats reports.
 	BlockCache hfile.Cache
+	// CompactionPool, if set, is compaction capacity and a throughput
+	// limit this region shares with other regions (then
+	// CompactionThroughput is the pool's business, not the region's).
+	CompactionPool *CompactionPool
 	// MemstoreLimit, if set, is a memory budget this region's memstores
 	// share with other regions' (HBase's global memstore limit): the
 	// largest region is flushed when they pass its lower limit, and writes

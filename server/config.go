@@ -77,6 +77,11 @@ type Config struct {
 	// the server together; GlobalMemstoreLower is its .lower.limit.
 	GlobalMemstore      float64
 	GlobalMemstoreLower float64
+	// CompactionThreads is hbase.regionserver.thread.compaction.small plus
+	// .large: the compactions running at once across every region. Their
+	// writes share Region.CompactionThroughput
+	// (hbase.hstore.compaction.throughput.higher.bound).
+	CompactionThreadsSmall, CompactionThreadsLarge int
 	// Region is the template for every user region's options (flush size,
 	// compaction, durability: the hbase.hregion.* and hbase.hstore.* keys).
 	Region region.Options
@@ -170,6 +175,10 @@ func (c *Config) setServer(p *hbaseconf.Property, value string) error {
 		err = atoi(&c.MaxConnections)
 	case "regionkv.ipc.server.write.timeout":
 		c.WriteTimeout, err = p.Millis(value)
+	case "hbase.regionserver.thread.compaction.small":
+		err = atoi(&c.CompactionThreadsSmall)
+	case "hbase.regionserver.thread.compaction.large":
+		err = atoi(&c.CompactionThreadsLarge)
 	case "hbase.regionserver.global.memstore.size":
 		c.GlobalMemstore, err = p.Float(value)
 	case "hbase.regionserver.global.memstore.size.lower.limit":
@@ -259,6 +268,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = time.Minute
+	}
+	if c.CompactionThreadsSmall <= 0 {
+		c.CompactionThreadsSmall = 1
+	}
+	if c.CompactionThreadsLarge <= 0 {
+		c.CompactionThreadsLarge = 1
 	}
 	if c.GlobalMemstore <= 0 || c.GlobalMemstore > 1 {
 		c.GlobalMemstore = 0.4

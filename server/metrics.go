@@ -109,6 +109,12 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("regionCount", "Open regions.", prometheus.GaugeValue, float64(regions))
 	emit("tableCount", "Tables, system tables included.", prometheus.GaugeValue, float64(tables))
 	emit("memStoreSize", "Bytes in memstores.", prometheus.GaugeValue, float64(memstore))
+	if s.compactions != nil {
+		cs := s.compactions.Stats()
+		emit("compactionQueueLength", "Compactions waiting for a compaction thread.", prometheus.GaugeValue, float64(cs.Queued))
+		emit("compactionsRunning", "Compactions running.", prometheus.GaugeValue, float64(cs.Running))
+		emit("compactionsCompletedCount", "Compactions completed by the server's compaction pool.", prometheus.CounterValue, float64(cs.Completed))
+	}
 	if s.memLimit != nil {
 		ms := s.memLimit.Stats()
 		emit("globalMemStoreLimit", "The global memstore limit (hbase.regionserver.global.memstore.size), bytes.", prometheus.GaugeValue, float64(ms.Upper))

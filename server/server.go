@@ -32,8 +32,10 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	cache *region.Cache // shared by every region; nil without one
-	// memLimit is the global memstore limit the user regions share.
-	memLimit *region.MemstoreLimit
+	// memLimit is the global memstore limit the user regions share;
+	// compactions the compaction capacity and rate every region shares.
+	memLimit    *region.MemstoreLimit
+	compactions *region.CompactionPool
 	// fatal receives the error that leaves the server unable to serve
 	// (its RPC listener failed); Run shuts down and exits on it.
 	fatal     chan error
@@ -173,6 +175,11 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.Wrap(err, "server: global memstore limit")
 	}
 	s.memLimit = memLimit
+	rate := cfg.Region.CompactionThroughput
+	if rate == 0 {
+		rate = region.DefaultCompactionThroughput
+	}
+	s.compactions = region.NewCompactionPool(cfg.CompactionThreadsSmall+cfg.CompactionThreadsLarge, rate)
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return nil, errors.Wrapf(err, "server: listening on hbase.regionserver.port %d", cfg.Port)
@@ -298,6 +305,7 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.DropFamilies = true
 	o.Meta = ri.Table == MetaTableName
 	o.Cache = s.cache
+	o.CompactionPool = s.compactions
 	if o.Logger == nil {
 		o.Logger = s.log
 	}

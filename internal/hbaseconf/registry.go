@@ -34,6 +34,10 @@ var registry = []Property{
 		Doc: "All memstores of the server together, as a fraction of regionkv.memory.budget (HBase: of the heap); writes block above it."},
 	{Name: "hbase.regionserver.global.memstore.size.lower.limit", Kind: Float, Default: "0.95", Component: Server,
 		Doc: "Fraction of the global memstore limit at which the largest regions are flushed."},
+	{Name: "hbase.regionserver.thread.compaction.small", Kind: Int, Default: "1", Component: Server,
+		Doc: "Compaction threads of the server for small compactions; with .large, how many compactions run at once across all regions (we keep one pool of both)."},
+	{Name: "hbase.regionserver.thread.compaction.large", Kind: Int, Default: "1", Component: Server,
+		Doc: "Compaction threads of the server for large compactions (see .small)."},
 	{Name: "io.storefile.bloom.error.rate", Kind: Float, Default: "0.01", Component: Region,
 		Doc: "False positive rate of the bloom filters of new store files."},
 
