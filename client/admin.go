@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -83,10 +84,13 @@ func configFromPB(ps []*hbasepb.NameStringPair) map[string]string {
 func (td *TableDescriptor) pb() *hbasepb.TableSchema {
 	ts := &hbasepb.TableSchema{TableName: tableNamePB(td.Name), Attributes: attrsPB(td.Attributes)}
 	for _, f := range td.Families {
-		ts.ColumnFamilies = append(ts.ColumnFamilies, &hbasepb.ColumnFamilySchema{Name: []byte(f.Name),
-			Attributes: attrsPB(f.Attributes), Configuration: configPB(f.Configuration)})
+		ts.ColumnFamilies = append(ts.ColumnFamilies, f.pb())
 	}
 	return ts
+}
+
+func (f Family) pb() *hbasepb.ColumnFamilySchema {
+	return &hbasepb.ColumnFamilySchema{Name: []byte(f.Name), Attributes: attrsPB(f.Attributes), Configuration: configPB(f.Configuration)}
 }
 
 func descriptorFromPB(ts *hbasepb.TableSchema) TableDescriptor {
@@ -369,4 +373,82 @@ func encodedName(name []byte) string {
 		}
 	}
 	return ""
+}
+
+// ModifyTable replaces a table's descriptor (families and table attributes)
+// and waits until every region has it, as HBase's Admin.modifyTable: new
+// families are writable at once, removed ones are deleted with their data,
+// and changed options apply as they do in HBase (VERSIONS and TTL to reads
+// at once, block options to the files written from then on). The table may
+// be enabled or disabled.
+func (c *Client) ModifyTable(ctx context.Context, td TableDescriptor) error {
+	return c.runProcedure(ctx, "modify table "+td.Name, "ModifyTable",
+		&hbasepb.ModifyTableRequest{TableName: tableNamePB(td.Name), TableSchema: td.pb()}, &hbasepb.ModifyTableResponse{})
+}
+
+// AddColumn adds a column family to a table (HBase's Admin.addColumnFamily).
+// A family the table has is refused with InvalidFamilyOperationException.
+func (c *Client) AddColumn(ctx context.Context, table string, f Family) error {
+	return c.runProcedure(ctx, "add column family "+f.Name+" to "+table, "AddColumn",
+		&hbasepb.AddColumnRequest{TableName: tableNamePB(table), ColumnFamilies: f.pb()}, &hbasepb.AddColumnResponse{})
+}
+
+// ModifyColumn replaces the attributes of a table's column family (HBase's
+// Admin.modifyColumnFamily: attributes left out return to their defaults).
+func (c *Client) ModifyColumn(ctx context.Context, table string, f Family) error {
+	return c.runProcedure(ctx, "modify column family "+f.Name+" of "+table, "ModifyColumn",
+		&hbasepb.ModifyColumnRequest{TableName: tableNamePB(table), ColumnFamilies: f.pb()}, &hbasepb.ModifyColumnResponse{})
+}
+
+// DeleteColumn deletes a column family and all its data from a table
+// (HBase's Admin.deleteColumnFamily). The last family of a table cannot
+// be deleted.
+func (c *Client) DeleteColumn(ctx context.Context, table, family string) error {
+	return c.runProcedure(ctx, "delete column family "+family+" of "+table, "DeleteColumn",
+		&hbasepb.DeleteColumnRequest{TableName: tableNamePB(table), ColumnName: []byte(family)}, &hbasepb.DeleteColumnResponse{})
+}
+
+// flushTableProc is HBase's legacy table flush procedure, for servers
+// without MasterService.FlushTable (HBase before 2.6).
+const flushTableProc = "flush-table-proc"
+
+// FlushTable flushes every region of a table (HBase's Admin.flush): the
+// named families, or all. As HBase 2.6's client, it asks the master for
+// FlushTable and falls back to the flush-table-proc procedure when the
+// master does not have it.
+func (c *Client) FlushTable(ctx context.Context, table string, families ...string) error {
+	req := &hbasepb.FlushTableRequest{TableName: tableNamePB(table)}
+	for _, f := range families {
+		req.ColumnFamily = append(req.ColumnFamily, []byte(f))
+	}
+	err := c.runProcedure(ctx, "flush table "+table, "FlushTable", req, &hbasepb.FlushTableResponse{})
+	if !IsException(err, ipc.ClassDoNotRetryIOException) && !IsException(err, ipc.ClassUnknownProtocolException) &&
+		!IsException(err, ipc.ClassUnsupportedOperation) {
+		return err
+	}
+	desc := &hbasepb.ProcedureDescription{Signature: proto.String(flushTableProc), Instance: proto.String(normalizeTable(table))}
+	if len(families) > 0 {
+		desc.Configuration = []*hbasepb.NameStringPair{{Name: proto.String("family"), Value: proto.String(strings.Join(families, ","))}}
+	}
+	if err := c.masterCall(ctx, "ExecProcedure", &hbasepb.ExecProcedureRequest{Procedure: desc}, &hbasepb.ExecProcedureResponse{}); err != nil {
+		return errors.Wrapf(err, "client: flush table %s", table)
+	}
+	wait := 10 * time.Millisecond
+	for {
+		resp := &hbasepb.IsProcedureDoneResponse{}
+		if err := c.masterCall(ctx, "IsProcedureDone", &hbasepb.IsProcedureDoneRequest{Procedure: desc}, resp); err != nil {
+			return errors.Wrapf(err, "client: flush table %s", table)
+		}
+		if resp.GetDone() {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return errors.Wrapf(ctx.Err(), "client: flush table %s", table)
+		}
+		wait = min(2*wait, procPollMax)
+	}
 }

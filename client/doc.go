@@ -54,8 +54,19 @@
 // ipc.AsException, or IsException with a class name) wrapped with the
 // operation and table; per-action errors of Batch are too. Admin
 // operations that HBase runs as procedures (create, disable, enable,
-// delete, truncate) poll getProcedureResult until the procedure finishes
-// and return its exception the same way.
+// delete, truncate, modify table, add / modify / delete column family,
+// the namespace changes, flush table) poll getProcedureResult until the
+// procedure finishes and return its exception the same way.
+//
+// # Admin
+//
+// Table and namespace administration goes to the master (MasterService):
+// CreateTable, ModifyTable, AddColumn, ModifyColumn, DeleteColumn,
+// CreateNamespace, DeleteNamespace, ListNamespaces, FlushTable, ...
+// Calls about a region go to the server that hosts it (AdminService):
+// FlushRegion, CompactRegion and CompactTable (queued, as in HBase; poll
+// CompactionState or TableCompactionState), StoreFiles; and calls about a
+// server to that server: RollWAL, ServerInfo, OnlineRegions.
 //
 // # Concurrency
 //

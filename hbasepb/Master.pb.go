@@ -137,7 +137,7 @@ func (x *GetProcedureResultResponse_State) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use GetProcedureResultResponse_State.Descriptor instead.
 func (GetProcedureResultResponse_State) EnumDescriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{79, 0}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{81, 0}
 }
 
 type SecurityCapabilitiesResponse_Capability int32
@@ -202,7 +202,7 @@ func (x *SecurityCapabilitiesResponse_Capability) UnmarshalJSON(b []byte) error 
 
 // Deprecated: Use SecurityCapabilitiesResponse_Capability.Descriptor instead.
 func (SecurityCapabilitiesResponse_Capability) EnumDescriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{83, 0}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{85, 0}
 }
 
 type AddColumnRequest struct {
@@ -1838,6 +1838,126 @@ func (x *ModifyTableResponse) GetProcId() uint64 {
 	return 0
 }
 
+// Flushes every region of a table (HBase 2.6's FlushTableProcedure); the
+// column families to flush, all if none.
+type FlushTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TableName     *TableName             `protobuf:"bytes,1,req,name=table_name,json=tableName" json:"table_name,omitempty"`
+	ColumnFamily  [][]byte               `protobuf:"bytes,2,rep,name=column_family,json=columnFamily" json:"column_family,omitempty"`
+	NonceGroup    *uint64                `protobuf:"varint,3,opt,name=nonce_group,json=nonceGroup,def=0" json:"nonce_group,omitempty"`
+	Nonce         *uint64                `protobuf:"varint,4,opt,name=nonce,def=0" json:"nonce,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for FlushTableRequest fields.
+const (
+	Default_FlushTableRequest_NonceGroup = uint64(0)
+	Default_FlushTableRequest_Nonce      = uint64(0)
+)
+
+func (x *FlushTableRequest) Reset() {
+	*x = FlushTableRequest{}
+	mi := &file_hbasepb_Master_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushTableRequest) ProtoMessage() {}
+
+func (x *FlushTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_hbasepb_Master_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushTableRequest.ProtoReflect.Descriptor instead.
+func (*FlushTableRequest) Descriptor() ([]byte, []int) {
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *FlushTableRequest) GetTableName() *TableName {
+	if x != nil {
+		return x.TableName
+	}
+	return nil
+}
+
+func (x *FlushTableRequest) GetColumnFamily() [][]byte {
+	if x != nil {
+		return x.ColumnFamily
+	}
+	return nil
+}
+
+func (x *FlushTableRequest) GetNonceGroup() uint64 {
+	if x != nil && x.NonceGroup != nil {
+		return *x.NonceGroup
+	}
+	return Default_FlushTableRequest_NonceGroup
+}
+
+func (x *FlushTableRequest) GetNonce() uint64 {
+	if x != nil && x.Nonce != nil {
+		return *x.Nonce
+	}
+	return Default_FlushTableRequest_Nonce
+}
+
+type FlushTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProcId        *uint64                `protobuf:"varint,1,opt,name=proc_id,json=procId" json:"proc_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FlushTableResponse) Reset() {
+	*x = FlushTableResponse{}
+	mi := &file_hbasepb_Master_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FlushTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FlushTableResponse) ProtoMessage() {}
+
+func (x *FlushTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_hbasepb_Master_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FlushTableResponse.ProtoReflect.Descriptor instead.
+func (*FlushTableResponse) Descriptor() ([]byte, []int) {
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *FlushTableResponse) GetProcId() uint64 {
+	if x != nil && x.ProcId != nil {
+		return *x.ProcId
+	}
+	return 0
+}
+
 type CreateNamespaceRequest struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	NamespaceDescriptor *NamespaceDescriptor   `protobuf:"bytes,1,req,name=namespaceDescriptor" json:"namespaceDescriptor,omitempty"`
@@ -1855,7 +1975,7 @@ const (
 
 func (x *CreateNamespaceRequest) Reset() {
 	*x = CreateNamespaceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[30]
+	mi := &file_hbasepb_Master_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1987,7 @@ func (x *CreateNamespaceRequest) String() string {
 func (*CreateNamespaceRequest) ProtoMessage() {}
 
 func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[30]
+	mi := &file_hbasepb_Master_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2000,7 @@ func (x *CreateNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{30}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateNamespaceRequest) GetNamespaceDescriptor() *NamespaceDescriptor {
@@ -1913,7 +2033,7 @@ type CreateNamespaceResponse struct {
 
 func (x *CreateNamespaceResponse) Reset() {
 	*x = CreateNamespaceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[31]
+	mi := &file_hbasepb_Master_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2045,7 @@ func (x *CreateNamespaceResponse) String() string {
 func (*CreateNamespaceResponse) ProtoMessage() {}
 
 func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[31]
+	mi := &file_hbasepb_Master_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2058,7 @@ func (x *CreateNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*CreateNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{31}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateNamespaceResponse) GetProcId() uint64 {
@@ -1965,7 +2085,7 @@ const (
 
 func (x *DeleteNamespaceRequest) Reset() {
 	*x = DeleteNamespaceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[32]
+	mi := &file_hbasepb_Master_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2097,7 @@ func (x *DeleteNamespaceRequest) String() string {
 func (*DeleteNamespaceRequest) ProtoMessage() {}
 
 func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[32]
+	mi := &file_hbasepb_Master_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2110,7 @@ func (x *DeleteNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{32}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteNamespaceRequest) GetNamespaceName() string {
@@ -2023,7 +2143,7 @@ type DeleteNamespaceResponse struct {
 
 func (x *DeleteNamespaceResponse) Reset() {
 	*x = DeleteNamespaceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[33]
+	mi := &file_hbasepb_Master_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2155,7 @@ func (x *DeleteNamespaceResponse) String() string {
 func (*DeleteNamespaceResponse) ProtoMessage() {}
 
 func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[33]
+	mi := &file_hbasepb_Master_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2168,7 @@ func (x *DeleteNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{33}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteNamespaceResponse) GetProcId() uint64 {
@@ -2075,7 +2195,7 @@ const (
 
 func (x *ModifyNamespaceRequest) Reset() {
 	*x = ModifyNamespaceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[34]
+	mi := &file_hbasepb_Master_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2207,7 @@ func (x *ModifyNamespaceRequest) String() string {
 func (*ModifyNamespaceRequest) ProtoMessage() {}
 
 func (x *ModifyNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[34]
+	mi := &file_hbasepb_Master_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2220,7 @@ func (x *ModifyNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*ModifyNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{34}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ModifyNamespaceRequest) GetNamespaceDescriptor() *NamespaceDescriptor {
@@ -2133,7 +2253,7 @@ type ModifyNamespaceResponse struct {
 
 func (x *ModifyNamespaceResponse) Reset() {
 	*x = ModifyNamespaceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[35]
+	mi := &file_hbasepb_Master_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2265,7 @@ func (x *ModifyNamespaceResponse) String() string {
 func (*ModifyNamespaceResponse) ProtoMessage() {}
 
 func (x *ModifyNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[35]
+	mi := &file_hbasepb_Master_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2278,7 @@ func (x *ModifyNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*ModifyNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{35}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ModifyNamespaceResponse) GetProcId() uint64 {
@@ -2177,7 +2297,7 @@ type GetNamespaceDescriptorRequest struct {
 
 func (x *GetNamespaceDescriptorRequest) Reset() {
 	*x = GetNamespaceDescriptorRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[36]
+	mi := &file_hbasepb_Master_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2309,7 @@ func (x *GetNamespaceDescriptorRequest) String() string {
 func (*GetNamespaceDescriptorRequest) ProtoMessage() {}
 
 func (x *GetNamespaceDescriptorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[36]
+	mi := &file_hbasepb_Master_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2322,7 @@ func (x *GetNamespaceDescriptorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNamespaceDescriptorRequest.ProtoReflect.Descriptor instead.
 func (*GetNamespaceDescriptorRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{36}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetNamespaceDescriptorRequest) GetNamespaceName() string {
@@ -2221,7 +2341,7 @@ type GetNamespaceDescriptorResponse struct {
 
 func (x *GetNamespaceDescriptorResponse) Reset() {
 	*x = GetNamespaceDescriptorResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[37]
+	mi := &file_hbasepb_Master_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2353,7 @@ func (x *GetNamespaceDescriptorResponse) String() string {
 func (*GetNamespaceDescriptorResponse) ProtoMessage() {}
 
 func (x *GetNamespaceDescriptorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[37]
+	mi := &file_hbasepb_Master_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2366,7 @@ func (x *GetNamespaceDescriptorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNamespaceDescriptorResponse.ProtoReflect.Descriptor instead.
 func (*GetNamespaceDescriptorResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{37}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetNamespaceDescriptorResponse) GetNamespaceDescriptor() *NamespaceDescriptor {
@@ -2264,7 +2384,7 @@ type ListNamespacesRequest struct {
 
 func (x *ListNamespacesRequest) Reset() {
 	*x = ListNamespacesRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[38]
+	mi := &file_hbasepb_Master_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2396,7 @@ func (x *ListNamespacesRequest) String() string {
 func (*ListNamespacesRequest) ProtoMessage() {}
 
 func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[38]
+	mi := &file_hbasepb_Master_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2409,7 @@ func (x *ListNamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{38}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{40}
 }
 
 type ListNamespacesResponse struct {
@@ -2301,7 +2421,7 @@ type ListNamespacesResponse struct {
 
 func (x *ListNamespacesResponse) Reset() {
 	*x = ListNamespacesResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[39]
+	mi := &file_hbasepb_Master_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2433,7 @@ func (x *ListNamespacesResponse) String() string {
 func (*ListNamespacesResponse) ProtoMessage() {}
 
 func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[39]
+	mi := &file_hbasepb_Master_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2446,7 @@ func (x *ListNamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespacesResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{39}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListNamespacesResponse) GetNamespaceName() []string {
@@ -2344,7 +2464,7 @@ type ListNamespaceDescriptorsRequest struct {
 
 func (x *ListNamespaceDescriptorsRequest) Reset() {
 	*x = ListNamespaceDescriptorsRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[40]
+	mi := &file_hbasepb_Master_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2476,7 @@ func (x *ListNamespaceDescriptorsRequest) String() string {
 func (*ListNamespaceDescriptorsRequest) ProtoMessage() {}
 
 func (x *ListNamespaceDescriptorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[40]
+	mi := &file_hbasepb_Master_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2489,7 @@ func (x *ListNamespaceDescriptorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespaceDescriptorsRequest.ProtoReflect.Descriptor instead.
 func (*ListNamespaceDescriptorsRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{40}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{42}
 }
 
 type ListNamespaceDescriptorsResponse struct {
@@ -2381,7 +2501,7 @@ type ListNamespaceDescriptorsResponse struct {
 
 func (x *ListNamespaceDescriptorsResponse) Reset() {
 	*x = ListNamespaceDescriptorsResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[41]
+	mi := &file_hbasepb_Master_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2393,7 +2513,7 @@ func (x *ListNamespaceDescriptorsResponse) String() string {
 func (*ListNamespaceDescriptorsResponse) ProtoMessage() {}
 
 func (x *ListNamespaceDescriptorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[41]
+	mi := &file_hbasepb_Master_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2406,7 +2526,7 @@ func (x *ListNamespaceDescriptorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNamespaceDescriptorsResponse.ProtoReflect.Descriptor instead.
 func (*ListNamespaceDescriptorsResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{41}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListNamespaceDescriptorsResponse) GetNamespaceDescriptor() []*NamespaceDescriptor {
@@ -2425,7 +2545,7 @@ type ListTableDescriptorsByNamespaceRequest struct {
 
 func (x *ListTableDescriptorsByNamespaceRequest) Reset() {
 	*x = ListTableDescriptorsByNamespaceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[42]
+	mi := &file_hbasepb_Master_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2437,7 +2557,7 @@ func (x *ListTableDescriptorsByNamespaceRequest) String() string {
 func (*ListTableDescriptorsByNamespaceRequest) ProtoMessage() {}
 
 func (x *ListTableDescriptorsByNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[42]
+	mi := &file_hbasepb_Master_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +2570,7 @@ func (x *ListTableDescriptorsByNamespaceRequest) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ListTableDescriptorsByNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*ListTableDescriptorsByNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{42}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListTableDescriptorsByNamespaceRequest) GetNamespaceName() string {
@@ -2469,7 +2589,7 @@ type ListTableDescriptorsByNamespaceResponse struct {
 
 func (x *ListTableDescriptorsByNamespaceResponse) Reset() {
 	*x = ListTableDescriptorsByNamespaceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[43]
+	mi := &file_hbasepb_Master_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2601,7 @@ func (x *ListTableDescriptorsByNamespaceResponse) String() string {
 func (*ListTableDescriptorsByNamespaceResponse) ProtoMessage() {}
 
 func (x *ListTableDescriptorsByNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[43]
+	mi := &file_hbasepb_Master_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2614,7 @@ func (x *ListTableDescriptorsByNamespaceResponse) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ListTableDescriptorsByNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*ListTableDescriptorsByNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{43}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListTableDescriptorsByNamespaceResponse) GetTableSchema() []*TableSchema {
@@ -2513,7 +2633,7 @@ type ListTableNamesByNamespaceRequest struct {
 
 func (x *ListTableNamesByNamespaceRequest) Reset() {
 	*x = ListTableNamesByNamespaceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[44]
+	mi := &file_hbasepb_Master_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2645,7 @@ func (x *ListTableNamesByNamespaceRequest) String() string {
 func (*ListTableNamesByNamespaceRequest) ProtoMessage() {}
 
 func (x *ListTableNamesByNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[44]
+	mi := &file_hbasepb_Master_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2658,7 @@ func (x *ListTableNamesByNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTableNamesByNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*ListTableNamesByNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{44}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListTableNamesByNamespaceRequest) GetNamespaceName() string {
@@ -2557,7 +2677,7 @@ type ListTableNamesByNamespaceResponse struct {
 
 func (x *ListTableNamesByNamespaceResponse) Reset() {
 	*x = ListTableNamesByNamespaceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[45]
+	mi := &file_hbasepb_Master_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2689,7 @@ func (x *ListTableNamesByNamespaceResponse) String() string {
 func (*ListTableNamesByNamespaceResponse) ProtoMessage() {}
 
 func (x *ListTableNamesByNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[45]
+	mi := &file_hbasepb_Master_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2702,7 @@ func (x *ListTableNamesByNamespaceResponse) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ListTableNamesByNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*ListTableNamesByNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{45}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListTableNamesByNamespaceResponse) GetTableName() []*TableName {
@@ -2600,7 +2720,7 @@ type ShutdownRequest struct {
 
 func (x *ShutdownRequest) Reset() {
 	*x = ShutdownRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[46]
+	mi := &file_hbasepb_Master_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2732,7 @@ func (x *ShutdownRequest) String() string {
 func (*ShutdownRequest) ProtoMessage() {}
 
 func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[46]
+	mi := &file_hbasepb_Master_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2745,7 @@ func (x *ShutdownRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownRequest.ProtoReflect.Descriptor instead.
 func (*ShutdownRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{46}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{48}
 }
 
 type ShutdownResponse struct {
@@ -2636,7 +2756,7 @@ type ShutdownResponse struct {
 
 func (x *ShutdownResponse) Reset() {
 	*x = ShutdownResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[47]
+	mi := &file_hbasepb_Master_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2768,7 @@ func (x *ShutdownResponse) String() string {
 func (*ShutdownResponse) ProtoMessage() {}
 
 func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[47]
+	mi := &file_hbasepb_Master_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2781,7 @@ func (x *ShutdownResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShutdownResponse.ProtoReflect.Descriptor instead.
 func (*ShutdownResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{47}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{49}
 }
 
 type StopMasterRequest struct {
@@ -2672,7 +2792,7 @@ type StopMasterRequest struct {
 
 func (x *StopMasterRequest) Reset() {
 	*x = StopMasterRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[48]
+	mi := &file_hbasepb_Master_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2684,7 +2804,7 @@ func (x *StopMasterRequest) String() string {
 func (*StopMasterRequest) ProtoMessage() {}
 
 func (x *StopMasterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[48]
+	mi := &file_hbasepb_Master_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2697,7 +2817,7 @@ func (x *StopMasterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopMasterRequest.ProtoReflect.Descriptor instead.
 func (*StopMasterRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{48}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{50}
 }
 
 type StopMasterResponse struct {
@@ -2708,7 +2828,7 @@ type StopMasterResponse struct {
 
 func (x *StopMasterResponse) Reset() {
 	*x = StopMasterResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[49]
+	mi := &file_hbasepb_Master_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2720,7 +2840,7 @@ func (x *StopMasterResponse) String() string {
 func (*StopMasterResponse) ProtoMessage() {}
 
 func (x *StopMasterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[49]
+	mi := &file_hbasepb_Master_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2733,7 +2853,7 @@ func (x *StopMasterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopMasterResponse.ProtoReflect.Descriptor instead.
 func (*StopMasterResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{49}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{51}
 }
 
 type IsInMaintenanceModeRequest struct {
@@ -2744,7 +2864,7 @@ type IsInMaintenanceModeRequest struct {
 
 func (x *IsInMaintenanceModeRequest) Reset() {
 	*x = IsInMaintenanceModeRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[50]
+	mi := &file_hbasepb_Master_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +2876,7 @@ func (x *IsInMaintenanceModeRequest) String() string {
 func (*IsInMaintenanceModeRequest) ProtoMessage() {}
 
 func (x *IsInMaintenanceModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[50]
+	mi := &file_hbasepb_Master_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +2889,7 @@ func (x *IsInMaintenanceModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsInMaintenanceModeRequest.ProtoReflect.Descriptor instead.
 func (*IsInMaintenanceModeRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{50}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{52}
 }
 
 type IsInMaintenanceModeResponse struct {
@@ -2781,7 +2901,7 @@ type IsInMaintenanceModeResponse struct {
 
 func (x *IsInMaintenanceModeResponse) Reset() {
 	*x = IsInMaintenanceModeResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[51]
+	mi := &file_hbasepb_Master_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2793,7 +2913,7 @@ func (x *IsInMaintenanceModeResponse) String() string {
 func (*IsInMaintenanceModeResponse) ProtoMessage() {}
 
 func (x *IsInMaintenanceModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[51]
+	mi := &file_hbasepb_Master_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2806,7 +2926,7 @@ func (x *IsInMaintenanceModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsInMaintenanceModeResponse.ProtoReflect.Descriptor instead.
 func (*IsInMaintenanceModeResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{51}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *IsInMaintenanceModeResponse) GetInMaintenanceMode() bool {
@@ -2826,7 +2946,7 @@ type BalanceRequest struct {
 
 func (x *BalanceRequest) Reset() {
 	*x = BalanceRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[52]
+	mi := &file_hbasepb_Master_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2838,7 +2958,7 @@ func (x *BalanceRequest) String() string {
 func (*BalanceRequest) ProtoMessage() {}
 
 func (x *BalanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[52]
+	mi := &file_hbasepb_Master_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2851,7 +2971,7 @@ func (x *BalanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalanceRequest.ProtoReflect.Descriptor instead.
 func (*BalanceRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{52}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BalanceRequest) GetIgnoreRit() bool {
@@ -2879,7 +2999,7 @@ type BalanceResponse struct {
 
 func (x *BalanceResponse) Reset() {
 	*x = BalanceResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[53]
+	mi := &file_hbasepb_Master_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3011,7 @@ func (x *BalanceResponse) String() string {
 func (*BalanceResponse) ProtoMessage() {}
 
 func (x *BalanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[53]
+	mi := &file_hbasepb_Master_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3024,7 @@ func (x *BalanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BalanceResponse.ProtoReflect.Descriptor instead.
 func (*BalanceResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{53}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BalanceResponse) GetBalancerRan() bool {
@@ -2938,7 +3058,7 @@ type SetBalancerRunningRequest struct {
 
 func (x *SetBalancerRunningRequest) Reset() {
 	*x = SetBalancerRunningRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[54]
+	mi := &file_hbasepb_Master_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2950,7 +3070,7 @@ func (x *SetBalancerRunningRequest) String() string {
 func (*SetBalancerRunningRequest) ProtoMessage() {}
 
 func (x *SetBalancerRunningRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[54]
+	mi := &file_hbasepb_Master_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2963,7 +3083,7 @@ func (x *SetBalancerRunningRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancerRunningRequest.ProtoReflect.Descriptor instead.
 func (*SetBalancerRunningRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{54}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SetBalancerRunningRequest) GetOn() bool {
@@ -2989,7 +3109,7 @@ type SetBalancerRunningResponse struct {
 
 func (x *SetBalancerRunningResponse) Reset() {
 	*x = SetBalancerRunningResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[55]
+	mi := &file_hbasepb_Master_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3001,7 +3121,7 @@ func (x *SetBalancerRunningResponse) String() string {
 func (*SetBalancerRunningResponse) ProtoMessage() {}
 
 func (x *SetBalancerRunningResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[55]
+	mi := &file_hbasepb_Master_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3014,7 +3134,7 @@ func (x *SetBalancerRunningResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetBalancerRunningResponse.ProtoReflect.Descriptor instead.
 func (*SetBalancerRunningResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{55}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SetBalancerRunningResponse) GetPrevBalanceValue() bool {
@@ -3032,7 +3152,7 @@ type IsBalancerEnabledRequest struct {
 
 func (x *IsBalancerEnabledRequest) Reset() {
 	*x = IsBalancerEnabledRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[56]
+	mi := &file_hbasepb_Master_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3164,7 @@ func (x *IsBalancerEnabledRequest) String() string {
 func (*IsBalancerEnabledRequest) ProtoMessage() {}
 
 func (x *IsBalancerEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[56]
+	mi := &file_hbasepb_Master_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3177,7 @@ func (x *IsBalancerEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsBalancerEnabledRequest.ProtoReflect.Descriptor instead.
 func (*IsBalancerEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{56}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{58}
 }
 
 type IsBalancerEnabledResponse struct {
@@ -3069,7 +3189,7 @@ type IsBalancerEnabledResponse struct {
 
 func (x *IsBalancerEnabledResponse) Reset() {
 	*x = IsBalancerEnabledResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[57]
+	mi := &file_hbasepb_Master_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3201,7 @@ func (x *IsBalancerEnabledResponse) String() string {
 func (*IsBalancerEnabledResponse) ProtoMessage() {}
 
 func (x *IsBalancerEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[57]
+	mi := &file_hbasepb_Master_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3214,7 @@ func (x *IsBalancerEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsBalancerEnabledResponse.ProtoReflect.Descriptor instead.
 func (*IsBalancerEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{57}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *IsBalancerEnabledResponse) GetEnabled() bool {
@@ -3115,7 +3235,7 @@ type SetSplitOrMergeEnabledRequest struct {
 
 func (x *SetSplitOrMergeEnabledRequest) Reset() {
 	*x = SetSplitOrMergeEnabledRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[58]
+	mi := &file_hbasepb_Master_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3247,7 @@ func (x *SetSplitOrMergeEnabledRequest) String() string {
 func (*SetSplitOrMergeEnabledRequest) ProtoMessage() {}
 
 func (x *SetSplitOrMergeEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[58]
+	mi := &file_hbasepb_Master_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3260,7 @@ func (x *SetSplitOrMergeEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSplitOrMergeEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetSplitOrMergeEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{58}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *SetSplitOrMergeEnabledRequest) GetEnabled() bool {
@@ -3173,7 +3293,7 @@ type SetSplitOrMergeEnabledResponse struct {
 
 func (x *SetSplitOrMergeEnabledResponse) Reset() {
 	*x = SetSplitOrMergeEnabledResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[59]
+	mi := &file_hbasepb_Master_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3185,7 +3305,7 @@ func (x *SetSplitOrMergeEnabledResponse) String() string {
 func (*SetSplitOrMergeEnabledResponse) ProtoMessage() {}
 
 func (x *SetSplitOrMergeEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[59]
+	mi := &file_hbasepb_Master_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3198,7 +3318,7 @@ func (x *SetSplitOrMergeEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSplitOrMergeEnabledResponse.ProtoReflect.Descriptor instead.
 func (*SetSplitOrMergeEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{59}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetSplitOrMergeEnabledResponse) GetPrevValue() []bool {
@@ -3217,7 +3337,7 @@ type IsSplitOrMergeEnabledRequest struct {
 
 func (x *IsSplitOrMergeEnabledRequest) Reset() {
 	*x = IsSplitOrMergeEnabledRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[60]
+	mi := &file_hbasepb_Master_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3229,7 +3349,7 @@ func (x *IsSplitOrMergeEnabledRequest) String() string {
 func (*IsSplitOrMergeEnabledRequest) ProtoMessage() {}
 
 func (x *IsSplitOrMergeEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[60]
+	mi := &file_hbasepb_Master_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3242,7 +3362,7 @@ func (x *IsSplitOrMergeEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsSplitOrMergeEnabledRequest.ProtoReflect.Descriptor instead.
 func (*IsSplitOrMergeEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{60}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *IsSplitOrMergeEnabledRequest) GetSwitchType() MasterSwitchType {
@@ -3261,7 +3381,7 @@ type IsSplitOrMergeEnabledResponse struct {
 
 func (x *IsSplitOrMergeEnabledResponse) Reset() {
 	*x = IsSplitOrMergeEnabledResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[61]
+	mi := &file_hbasepb_Master_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3393,7 @@ func (x *IsSplitOrMergeEnabledResponse) String() string {
 func (*IsSplitOrMergeEnabledResponse) ProtoMessage() {}
 
 func (x *IsSplitOrMergeEnabledResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[61]
+	mi := &file_hbasepb_Master_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3406,7 @@ func (x *IsSplitOrMergeEnabledResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsSplitOrMergeEnabledResponse.ProtoReflect.Descriptor instead.
 func (*IsSplitOrMergeEnabledResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{61}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *IsSplitOrMergeEnabledResponse) GetEnabled() bool {
@@ -3305,7 +3425,7 @@ type GetSchemaAlterStatusRequest struct {
 
 func (x *GetSchemaAlterStatusRequest) Reset() {
 	*x = GetSchemaAlterStatusRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[62]
+	mi := &file_hbasepb_Master_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3317,7 +3437,7 @@ func (x *GetSchemaAlterStatusRequest) String() string {
 func (*GetSchemaAlterStatusRequest) ProtoMessage() {}
 
 func (x *GetSchemaAlterStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[62]
+	mi := &file_hbasepb_Master_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3330,7 +3450,7 @@ func (x *GetSchemaAlterStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchemaAlterStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetSchemaAlterStatusRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{62}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetSchemaAlterStatusRequest) GetTableName() *TableName {
@@ -3350,7 +3470,7 @@ type GetSchemaAlterStatusResponse struct {
 
 func (x *GetSchemaAlterStatusResponse) Reset() {
 	*x = GetSchemaAlterStatusResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[63]
+	mi := &file_hbasepb_Master_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3362,7 +3482,7 @@ func (x *GetSchemaAlterStatusResponse) String() string {
 func (*GetSchemaAlterStatusResponse) ProtoMessage() {}
 
 func (x *GetSchemaAlterStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[63]
+	mi := &file_hbasepb_Master_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3375,7 +3495,7 @@ func (x *GetSchemaAlterStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSchemaAlterStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetSchemaAlterStatusResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{63}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetSchemaAlterStatusResponse) GetYetToUpdateRegions() uint32 {
@@ -3409,7 +3529,7 @@ const (
 
 func (x *GetTableDescriptorsRequest) Reset() {
 	*x = GetTableDescriptorsRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[64]
+	mi := &file_hbasepb_Master_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3421,7 +3541,7 @@ func (x *GetTableDescriptorsRequest) String() string {
 func (*GetTableDescriptorsRequest) ProtoMessage() {}
 
 func (x *GetTableDescriptorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[64]
+	mi := &file_hbasepb_Master_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3434,7 +3554,7 @@ func (x *GetTableDescriptorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableDescriptorsRequest.ProtoReflect.Descriptor instead.
 func (*GetTableDescriptorsRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{64}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetTableDescriptorsRequest) GetTableNames() []*TableName {
@@ -3474,7 +3594,7 @@ type GetTableDescriptorsResponse struct {
 
 func (x *GetTableDescriptorsResponse) Reset() {
 	*x = GetTableDescriptorsResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[65]
+	mi := &file_hbasepb_Master_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3486,7 +3606,7 @@ func (x *GetTableDescriptorsResponse) String() string {
 func (*GetTableDescriptorsResponse) ProtoMessage() {}
 
 func (x *GetTableDescriptorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[65]
+	mi := &file_hbasepb_Master_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3499,7 +3619,7 @@ func (x *GetTableDescriptorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableDescriptorsResponse.ProtoReflect.Descriptor instead.
 func (*GetTableDescriptorsResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{65}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetTableDescriptorsResponse) GetTableSchema() []*TableSchema {
@@ -3525,7 +3645,7 @@ const (
 
 func (x *GetTableNamesRequest) Reset() {
 	*x = GetTableNamesRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[66]
+	mi := &file_hbasepb_Master_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3537,7 +3657,7 @@ func (x *GetTableNamesRequest) String() string {
 func (*GetTableNamesRequest) ProtoMessage() {}
 
 func (x *GetTableNamesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[66]
+	mi := &file_hbasepb_Master_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3550,7 +3670,7 @@ func (x *GetTableNamesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableNamesRequest.ProtoReflect.Descriptor instead.
 func (*GetTableNamesRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{66}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetTableNamesRequest) GetRegex() string {
@@ -3583,7 +3703,7 @@ type GetTableNamesResponse struct {
 
 func (x *GetTableNamesResponse) Reset() {
 	*x = GetTableNamesResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[67]
+	mi := &file_hbasepb_Master_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3595,7 +3715,7 @@ func (x *GetTableNamesResponse) String() string {
 func (*GetTableNamesResponse) ProtoMessage() {}
 
 func (x *GetTableNamesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[67]
+	mi := &file_hbasepb_Master_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3608,7 +3728,7 @@ func (x *GetTableNamesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableNamesResponse.ProtoReflect.Descriptor instead.
 func (*GetTableNamesResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{67}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetTableNamesResponse) GetTableNames() []*TableName {
@@ -3627,7 +3747,7 @@ type GetTableStateRequest struct {
 
 func (x *GetTableStateRequest) Reset() {
 	*x = GetTableStateRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[68]
+	mi := &file_hbasepb_Master_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3639,7 +3759,7 @@ func (x *GetTableStateRequest) String() string {
 func (*GetTableStateRequest) ProtoMessage() {}
 
 func (x *GetTableStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[68]
+	mi := &file_hbasepb_Master_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3652,7 +3772,7 @@ func (x *GetTableStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableStateRequest.ProtoReflect.Descriptor instead.
 func (*GetTableStateRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{68}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetTableStateRequest) GetTableName() *TableName {
@@ -3671,7 +3791,7 @@ type GetTableStateResponse struct {
 
 func (x *GetTableStateResponse) Reset() {
 	*x = GetTableStateResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[69]
+	mi := &file_hbasepb_Master_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3683,7 +3803,7 @@ func (x *GetTableStateResponse) String() string {
 func (*GetTableStateResponse) ProtoMessage() {}
 
 func (x *GetTableStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[69]
+	mi := &file_hbasepb_Master_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3696,7 +3816,7 @@ func (x *GetTableStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableStateResponse.ProtoReflect.Descriptor instead.
 func (*GetTableStateResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{69}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetTableStateResponse) GetTableState() *TableState {
@@ -3715,7 +3835,7 @@ type GetClusterStatusRequest struct {
 
 func (x *GetClusterStatusRequest) Reset() {
 	*x = GetClusterStatusRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[70]
+	mi := &file_hbasepb_Master_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +3847,7 @@ func (x *GetClusterStatusRequest) String() string {
 func (*GetClusterStatusRequest) ProtoMessage() {}
 
 func (x *GetClusterStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[70]
+	mi := &file_hbasepb_Master_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +3860,7 @@ func (x *GetClusterStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterStatusRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{70}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetClusterStatusRequest) GetOptions() []Option {
@@ -3759,7 +3879,7 @@ type GetClusterStatusResponse struct {
 
 func (x *GetClusterStatusResponse) Reset() {
 	*x = GetClusterStatusResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[71]
+	mi := &file_hbasepb_Master_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3771,7 +3891,7 @@ func (x *GetClusterStatusResponse) String() string {
 func (*GetClusterStatusResponse) ProtoMessage() {}
 
 func (x *GetClusterStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[71]
+	mi := &file_hbasepb_Master_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3784,7 +3904,7 @@ func (x *GetClusterStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterStatusResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{71}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *GetClusterStatusResponse) GetClusterStatus() *ClusterStatus {
@@ -3802,7 +3922,7 @@ type IsMasterRunningRequest struct {
 
 func (x *IsMasterRunningRequest) Reset() {
 	*x = IsMasterRunningRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[72]
+	mi := &file_hbasepb_Master_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3814,7 +3934,7 @@ func (x *IsMasterRunningRequest) String() string {
 func (*IsMasterRunningRequest) ProtoMessage() {}
 
 func (x *IsMasterRunningRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[72]
+	mi := &file_hbasepb_Master_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3827,7 +3947,7 @@ func (x *IsMasterRunningRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsMasterRunningRequest.ProtoReflect.Descriptor instead.
 func (*IsMasterRunningRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{72}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{74}
 }
 
 type IsMasterRunningResponse struct {
@@ -3839,7 +3959,7 @@ type IsMasterRunningResponse struct {
 
 func (x *IsMasterRunningResponse) Reset() {
 	*x = IsMasterRunningResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[73]
+	mi := &file_hbasepb_Master_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3851,7 +3971,7 @@ func (x *IsMasterRunningResponse) String() string {
 func (*IsMasterRunningResponse) ProtoMessage() {}
 
 func (x *IsMasterRunningResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[73]
+	mi := &file_hbasepb_Master_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3864,7 +3984,7 @@ func (x *IsMasterRunningResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsMasterRunningResponse.ProtoReflect.Descriptor instead.
 func (*IsMasterRunningResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{73}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *IsMasterRunningResponse) GetIsMasterRunning() bool {
@@ -3883,7 +4003,7 @@ type ExecProcedureRequest struct {
 
 func (x *ExecProcedureRequest) Reset() {
 	*x = ExecProcedureRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[74]
+	mi := &file_hbasepb_Master_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3895,7 +4015,7 @@ func (x *ExecProcedureRequest) String() string {
 func (*ExecProcedureRequest) ProtoMessage() {}
 
 func (x *ExecProcedureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[74]
+	mi := &file_hbasepb_Master_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3908,7 +4028,7 @@ func (x *ExecProcedureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecProcedureRequest.ProtoReflect.Descriptor instead.
 func (*ExecProcedureRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{74}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *ExecProcedureRequest) GetProcedure() *ProcedureDescription {
@@ -3928,7 +4048,7 @@ type ExecProcedureResponse struct {
 
 func (x *ExecProcedureResponse) Reset() {
 	*x = ExecProcedureResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[75]
+	mi := &file_hbasepb_Master_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4060,7 @@ func (x *ExecProcedureResponse) String() string {
 func (*ExecProcedureResponse) ProtoMessage() {}
 
 func (x *ExecProcedureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[75]
+	mi := &file_hbasepb_Master_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4073,7 @@ func (x *ExecProcedureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecProcedureResponse.ProtoReflect.Descriptor instead.
 func (*ExecProcedureResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{75}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ExecProcedureResponse) GetExpectedTimeout() int64 {
@@ -3979,7 +4099,7 @@ type IsProcedureDoneRequest struct {
 
 func (x *IsProcedureDoneRequest) Reset() {
 	*x = IsProcedureDoneRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[76]
+	mi := &file_hbasepb_Master_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3991,7 +4111,7 @@ func (x *IsProcedureDoneRequest) String() string {
 func (*IsProcedureDoneRequest) ProtoMessage() {}
 
 func (x *IsProcedureDoneRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[76]
+	mi := &file_hbasepb_Master_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4004,7 +4124,7 @@ func (x *IsProcedureDoneRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsProcedureDoneRequest.ProtoReflect.Descriptor instead.
 func (*IsProcedureDoneRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{76}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *IsProcedureDoneRequest) GetProcedure() *ProcedureDescription {
@@ -4030,7 +4150,7 @@ const (
 
 func (x *IsProcedureDoneResponse) Reset() {
 	*x = IsProcedureDoneResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[77]
+	mi := &file_hbasepb_Master_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4042,7 +4162,7 @@ func (x *IsProcedureDoneResponse) String() string {
 func (*IsProcedureDoneResponse) ProtoMessage() {}
 
 func (x *IsProcedureDoneResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[77]
+	mi := &file_hbasepb_Master_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4055,7 +4175,7 @@ func (x *IsProcedureDoneResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IsProcedureDoneResponse.ProtoReflect.Descriptor instead.
 func (*IsProcedureDoneResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{77}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *IsProcedureDoneResponse) GetDone() bool {
@@ -4081,7 +4201,7 @@ type GetProcedureResultRequest struct {
 
 func (x *GetProcedureResultRequest) Reset() {
 	*x = GetProcedureResultRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[78]
+	mi := &file_hbasepb_Master_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4093,7 +4213,7 @@ func (x *GetProcedureResultRequest) String() string {
 func (*GetProcedureResultRequest) ProtoMessage() {}
 
 func (x *GetProcedureResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[78]
+	mi := &file_hbasepb_Master_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4106,7 +4226,7 @@ func (x *GetProcedureResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProcedureResultRequest.ProtoReflect.Descriptor instead.
 func (*GetProcedureResultRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{78}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetProcedureResultRequest) GetProcId() uint64 {
@@ -4129,7 +4249,7 @@ type GetProcedureResultResponse struct {
 
 func (x *GetProcedureResultResponse) Reset() {
 	*x = GetProcedureResultResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[79]
+	mi := &file_hbasepb_Master_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4141,7 +4261,7 @@ func (x *GetProcedureResultResponse) String() string {
 func (*GetProcedureResultResponse) ProtoMessage() {}
 
 func (x *GetProcedureResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[79]
+	mi := &file_hbasepb_Master_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4154,7 +4274,7 @@ func (x *GetProcedureResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProcedureResultResponse.ProtoReflect.Descriptor instead.
 func (*GetProcedureResultResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{79}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetProcedureResultResponse) GetState() GetProcedureResultResponse_State {
@@ -4207,7 +4327,7 @@ const (
 
 func (x *AbortProcedureRequest) Reset() {
 	*x = AbortProcedureRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[80]
+	mi := &file_hbasepb_Master_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4219,7 +4339,7 @@ func (x *AbortProcedureRequest) String() string {
 func (*AbortProcedureRequest) ProtoMessage() {}
 
 func (x *AbortProcedureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[80]
+	mi := &file_hbasepb_Master_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4232,7 +4352,7 @@ func (x *AbortProcedureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortProcedureRequest.ProtoReflect.Descriptor instead.
 func (*AbortProcedureRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{80}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AbortProcedureRequest) GetProcId() uint64 {
@@ -4258,7 +4378,7 @@ type AbortProcedureResponse struct {
 
 func (x *AbortProcedureResponse) Reset() {
 	*x = AbortProcedureResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[81]
+	mi := &file_hbasepb_Master_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4270,7 +4390,7 @@ func (x *AbortProcedureResponse) String() string {
 func (*AbortProcedureResponse) ProtoMessage() {}
 
 func (x *AbortProcedureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[81]
+	mi := &file_hbasepb_Master_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4283,7 +4403,7 @@ func (x *AbortProcedureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbortProcedureResponse.ProtoReflect.Descriptor instead.
 func (*AbortProcedureResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{81}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AbortProcedureResponse) GetIsProcedureAborted() bool {
@@ -4301,7 +4421,7 @@ type SecurityCapabilitiesRequest struct {
 
 func (x *SecurityCapabilitiesRequest) Reset() {
 	*x = SecurityCapabilitiesRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[82]
+	mi := &file_hbasepb_Master_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4313,7 +4433,7 @@ func (x *SecurityCapabilitiesRequest) String() string {
 func (*SecurityCapabilitiesRequest) ProtoMessage() {}
 
 func (x *SecurityCapabilitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[82]
+	mi := &file_hbasepb_Master_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4326,7 +4446,7 @@ func (x *SecurityCapabilitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityCapabilitiesRequest.ProtoReflect.Descriptor instead.
 func (*SecurityCapabilitiesRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{82}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{84}
 }
 
 type SecurityCapabilitiesResponse struct {
@@ -4338,7 +4458,7 @@ type SecurityCapabilitiesResponse struct {
 
 func (x *SecurityCapabilitiesResponse) Reset() {
 	*x = SecurityCapabilitiesResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[83]
+	mi := &file_hbasepb_Master_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4350,7 +4470,7 @@ func (x *SecurityCapabilitiesResponse) String() string {
 func (*SecurityCapabilitiesResponse) ProtoMessage() {}
 
 func (x *SecurityCapabilitiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[83]
+	mi := &file_hbasepb_Master_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4363,7 +4483,7 @@ func (x *SecurityCapabilitiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecurityCapabilitiesResponse.ProtoReflect.Descriptor instead.
 func (*SecurityCapabilitiesResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{83}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *SecurityCapabilitiesResponse) GetCapabilities() []SecurityCapabilitiesResponse_Capability {
@@ -4381,7 +4501,7 @@ type ListDecommissionedRegionServersRequest struct {
 
 func (x *ListDecommissionedRegionServersRequest) Reset() {
 	*x = ListDecommissionedRegionServersRequest{}
-	mi := &file_hbasepb_Master_proto_msgTypes[84]
+	mi := &file_hbasepb_Master_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4393,7 +4513,7 @@ func (x *ListDecommissionedRegionServersRequest) String() string {
 func (*ListDecommissionedRegionServersRequest) ProtoMessage() {}
 
 func (x *ListDecommissionedRegionServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[84]
+	mi := &file_hbasepb_Master_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4406,7 +4526,7 @@ func (x *ListDecommissionedRegionServersRequest) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ListDecommissionedRegionServersRequest.ProtoReflect.Descriptor instead.
 func (*ListDecommissionedRegionServersRequest) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{84}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{86}
 }
 
 type ListDecommissionedRegionServersResponse struct {
@@ -4418,7 +4538,7 @@ type ListDecommissionedRegionServersResponse struct {
 
 func (x *ListDecommissionedRegionServersResponse) Reset() {
 	*x = ListDecommissionedRegionServersResponse{}
-	mi := &file_hbasepb_Master_proto_msgTypes[85]
+	mi := &file_hbasepb_Master_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4430,7 +4550,7 @@ func (x *ListDecommissionedRegionServersResponse) String() string {
 func (*ListDecommissionedRegionServersResponse) ProtoMessage() {}
 
 func (x *ListDecommissionedRegionServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_hbasepb_Master_proto_msgTypes[85]
+	mi := &file_hbasepb_Master_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4443,7 +4563,7 @@ func (x *ListDecommissionedRegionServersResponse) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ListDecommissionedRegionServersResponse.ProtoReflect.Descriptor instead.
 func (*ListDecommissionedRegionServersResponse) Descriptor() ([]byte, []int) {
-	return file_hbasepb_Master_proto_rawDescGZIP(), []int{85}
+	return file_hbasepb_Master_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListDecommissionedRegionServersResponse) GetServerName() []*ServerName {
@@ -4567,6 +4687,15 @@ const file_hbasepb_Master_proto_rawDesc = "" +
 	"nonceGroup\x12\x17\n" +
 	"\x05nonce\x18\x04 \x01(\x04:\x010R\x05nonce\".\n" +
 	"\x13ModifyTableResponse\x12\x17\n" +
+	"\aproc_id\x18\x01 \x01(\x04R\x06procId\"\xa8\x01\n" +
+	"\x11FlushTableRequest\x121\n" +
+	"\n" +
+	"table_name\x18\x01 \x02(\v2\x12.hbasepb.TableNameR\ttableName\x12#\n" +
+	"\rcolumn_family\x18\x02 \x03(\fR\fcolumnFamily\x12\"\n" +
+	"\vnonce_group\x18\x03 \x01(\x04:\x010R\n" +
+	"nonceGroup\x12\x17\n" +
+	"\x05nonce\x18\x04 \x01(\x04:\x010R\x05nonce\"-\n" +
+	"\x12FlushTableResponse\x12\x17\n" +
 	"\aproc_id\x18\x01 \x01(\x04R\x06procId\"\xa5\x01\n" +
 	"\x16CreateNamespaceRequest\x12N\n" +
 	"\x13namespaceDescriptor\x18\x01 \x02(\v2\x1c.hbasepb.NamespaceDescriptorR\x13namespaceDescriptor\x12\"\n" +
@@ -4736,7 +4865,7 @@ func file_hbasepb_Master_proto_rawDescGZIP() []byte {
 }
 
 var file_hbasepb_Master_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_hbasepb_Master_proto_msgTypes = make([]protoimpl.MessageInfo, 86)
+var file_hbasepb_Master_proto_msgTypes = make([]protoimpl.MessageInfo, 88)
 var file_hbasepb_Master_proto_goTypes = []any{
 	(MasterSwitchType)(0),                           // 0: hbasepb.MasterSwitchType
 	(GetProcedureResultResponse_State)(0),           // 1: hbasepb.GetProcedureResultResponse.State
@@ -4771,123 +4900,126 @@ var file_hbasepb_Master_proto_goTypes = []any{
 	(*DisableTableResponse)(nil),                    // 30: hbasepb.DisableTableResponse
 	(*ModifyTableRequest)(nil),                      // 31: hbasepb.ModifyTableRequest
 	(*ModifyTableResponse)(nil),                     // 32: hbasepb.ModifyTableResponse
-	(*CreateNamespaceRequest)(nil),                  // 33: hbasepb.CreateNamespaceRequest
-	(*CreateNamespaceResponse)(nil),                 // 34: hbasepb.CreateNamespaceResponse
-	(*DeleteNamespaceRequest)(nil),                  // 35: hbasepb.DeleteNamespaceRequest
-	(*DeleteNamespaceResponse)(nil),                 // 36: hbasepb.DeleteNamespaceResponse
-	(*ModifyNamespaceRequest)(nil),                  // 37: hbasepb.ModifyNamespaceRequest
-	(*ModifyNamespaceResponse)(nil),                 // 38: hbasepb.ModifyNamespaceResponse
-	(*GetNamespaceDescriptorRequest)(nil),           // 39: hbasepb.GetNamespaceDescriptorRequest
-	(*GetNamespaceDescriptorResponse)(nil),          // 40: hbasepb.GetNamespaceDescriptorResponse
-	(*ListNamespacesRequest)(nil),                   // 41: hbasepb.ListNamespacesRequest
-	(*ListNamespacesResponse)(nil),                  // 42: hbasepb.ListNamespacesResponse
-	(*ListNamespaceDescriptorsRequest)(nil),         // 43: hbasepb.ListNamespaceDescriptorsRequest
-	(*ListNamespaceDescriptorsResponse)(nil),        // 44: hbasepb.ListNamespaceDescriptorsResponse
-	(*ListTableDescriptorsByNamespaceRequest)(nil),  // 45: hbasepb.ListTableDescriptorsByNamespaceRequest
-	(*ListTableDescriptorsByNamespaceResponse)(nil), // 46: hbasepb.ListTableDescriptorsByNamespaceResponse
-	(*ListTableNamesByNamespaceRequest)(nil),        // 47: hbasepb.ListTableNamesByNamespaceRequest
-	(*ListTableNamesByNamespaceResponse)(nil),       // 48: hbasepb.ListTableNamesByNamespaceResponse
-	(*ShutdownRequest)(nil),                         // 49: hbasepb.ShutdownRequest
-	(*ShutdownResponse)(nil),                        // 50: hbasepb.ShutdownResponse
-	(*StopMasterRequest)(nil),                       // 51: hbasepb.StopMasterRequest
-	(*StopMasterResponse)(nil),                      // 52: hbasepb.StopMasterResponse
-	(*IsInMaintenanceModeRequest)(nil),              // 53: hbasepb.IsInMaintenanceModeRequest
-	(*IsInMaintenanceModeResponse)(nil),             // 54: hbasepb.IsInMaintenanceModeResponse
-	(*BalanceRequest)(nil),                          // 55: hbasepb.BalanceRequest
-	(*BalanceResponse)(nil),                         // 56: hbasepb.BalanceResponse
-	(*SetBalancerRunningRequest)(nil),               // 57: hbasepb.SetBalancerRunningRequest
-	(*SetBalancerRunningResponse)(nil),              // 58: hbasepb.SetBalancerRunningResponse
-	(*IsBalancerEnabledRequest)(nil),                // 59: hbasepb.IsBalancerEnabledRequest
-	(*IsBalancerEnabledResponse)(nil),               // 60: hbasepb.IsBalancerEnabledResponse
-	(*SetSplitOrMergeEnabledRequest)(nil),           // 61: hbasepb.SetSplitOrMergeEnabledRequest
-	(*SetSplitOrMergeEnabledResponse)(nil),          // 62: hbasepb.SetSplitOrMergeEnabledResponse
-	(*IsSplitOrMergeEnabledRequest)(nil),            // 63: hbasepb.IsSplitOrMergeEnabledRequest
-	(*IsSplitOrMergeEnabledResponse)(nil),           // 64: hbasepb.IsSplitOrMergeEnabledResponse
-	(*GetSchemaAlterStatusRequest)(nil),             // 65: hbasepb.GetSchemaAlterStatusRequest
-	(*GetSchemaAlterStatusResponse)(nil),            // 66: hbasepb.GetSchemaAlterStatusResponse
-	(*GetTableDescriptorsRequest)(nil),              // 67: hbasepb.GetTableDescriptorsRequest
-	(*GetTableDescriptorsResponse)(nil),             // 68: hbasepb.GetTableDescriptorsResponse
-	(*GetTableNamesRequest)(nil),                    // 69: hbasepb.GetTableNamesRequest
-	(*GetTableNamesResponse)(nil),                   // 70: hbasepb.GetTableNamesResponse
-	(*GetTableStateRequest)(nil),                    // 71: hbasepb.GetTableStateRequest
-	(*GetTableStateResponse)(nil),                   // 72: hbasepb.GetTableStateResponse
-	(*GetClusterStatusRequest)(nil),                 // 73: hbasepb.GetClusterStatusRequest
-	(*GetClusterStatusResponse)(nil),                // 74: hbasepb.GetClusterStatusResponse
-	(*IsMasterRunningRequest)(nil),                  // 75: hbasepb.IsMasterRunningRequest
-	(*IsMasterRunningResponse)(nil),                 // 76: hbasepb.IsMasterRunningResponse
-	(*ExecProcedureRequest)(nil),                    // 77: hbasepb.ExecProcedureRequest
-	(*ExecProcedureResponse)(nil),                   // 78: hbasepb.ExecProcedureResponse
-	(*IsProcedureDoneRequest)(nil),                  // 79: hbasepb.IsProcedureDoneRequest
-	(*IsProcedureDoneResponse)(nil),                 // 80: hbasepb.IsProcedureDoneResponse
-	(*GetProcedureResultRequest)(nil),               // 81: hbasepb.GetProcedureResultRequest
-	(*GetProcedureResultResponse)(nil),              // 82: hbasepb.GetProcedureResultResponse
-	(*AbortProcedureRequest)(nil),                   // 83: hbasepb.AbortProcedureRequest
-	(*AbortProcedureResponse)(nil),                  // 84: hbasepb.AbortProcedureResponse
-	(*SecurityCapabilitiesRequest)(nil),             // 85: hbasepb.SecurityCapabilitiesRequest
-	(*SecurityCapabilitiesResponse)(nil),            // 86: hbasepb.SecurityCapabilitiesResponse
-	(*ListDecommissionedRegionServersRequest)(nil),  // 87: hbasepb.ListDecommissionedRegionServersRequest
-	(*ListDecommissionedRegionServersResponse)(nil), // 88: hbasepb.ListDecommissionedRegionServersResponse
-	(*TableName)(nil),                               // 89: hbasepb.TableName
-	(*ColumnFamilySchema)(nil),                      // 90: hbasepb.ColumnFamilySchema
-	(*RegionSpecifier)(nil),                         // 91: hbasepb.RegionSpecifier
-	(*ServerName)(nil),                              // 92: hbasepb.ServerName
-	(*RegionInfo)(nil),                              // 93: hbasepb.RegionInfo
-	(*TableSchema)(nil),                             // 94: hbasepb.TableSchema
-	(*NamespaceDescriptor)(nil),                     // 95: hbasepb.NamespaceDescriptor
-	(*TableState)(nil),                              // 96: hbasepb.TableState
-	(Option)(0),                                     // 97: hbasepb.Option
-	(*ClusterStatus)(nil),                           // 98: hbasepb.ClusterStatus
-	(*ProcedureDescription)(nil),                    // 99: hbasepb.ProcedureDescription
-	(*ForeignExceptionMessage)(nil),                 // 100: hbasepb.ForeignExceptionMessage
+	(*FlushTableRequest)(nil),                       // 33: hbasepb.FlushTableRequest
+	(*FlushTableResponse)(nil),                      // 34: hbasepb.FlushTableResponse
+	(*CreateNamespaceRequest)(nil),                  // 35: hbasepb.CreateNamespaceRequest
+	(*CreateNamespaceResponse)(nil),                 // 36: hbasepb.CreateNamespaceResponse
+	(*DeleteNamespaceRequest)(nil),                  // 37: hbasepb.DeleteNamespaceRequest
+	(*DeleteNamespaceResponse)(nil),                 // 38: hbasepb.DeleteNamespaceResponse
+	(*ModifyNamespaceRequest)(nil),                  // 39: hbasepb.ModifyNamespaceRequest
+	(*ModifyNamespaceResponse)(nil),                 // 40: hbasepb.ModifyNamespaceResponse
+	(*GetNamespaceDescriptorRequest)(nil),           // 41: hbasepb.GetNamespaceDescriptorRequest
+	(*GetNamespaceDescriptorResponse)(nil),          // 42: hbasepb.GetNamespaceDescriptorResponse
+	(*ListNamespacesRequest)(nil),                   // 43: hbasepb.ListNamespacesRequest
+	(*ListNamespacesResponse)(nil),                  // 44: hbasepb.ListNamespacesResponse
+	(*ListNamespaceDescriptorsRequest)(nil),         // 45: hbasepb.ListNamespaceDescriptorsRequest
+	(*ListNamespaceDescriptorsResponse)(nil),        // 46: hbasepb.ListNamespaceDescriptorsResponse
+	(*ListTableDescriptorsByNamespaceRequest)(nil),  // 47: hbasepb.ListTableDescriptorsByNamespaceRequest
+	(*ListTableDescriptorsByNamespaceResponse)(nil), // 48: hbasepb.ListTableDescriptorsByNamespaceResponse
+	(*ListTableNamesByNamespaceRequest)(nil),        // 49: hbasepb.ListTableNamesByNamespaceRequest
+	(*ListTableNamesByNamespaceResponse)(nil),       // 50: hbasepb.ListTableNamesByNamespaceResponse
+	(*ShutdownRequest)(nil),                         // 51: hbasepb.ShutdownRequest
+	(*ShutdownResponse)(nil),                        // 52: hbasepb.ShutdownResponse
+	(*StopMasterRequest)(nil),                       // 53: hbasepb.StopMasterRequest
+	(*StopMasterResponse)(nil),                      // 54: hbasepb.StopMasterResponse
+	(*IsInMaintenanceModeRequest)(nil),              // 55: hbasepb.IsInMaintenanceModeRequest
+	(*IsInMaintenanceModeResponse)(nil),             // 56: hbasepb.IsInMaintenanceModeResponse
+	(*BalanceRequest)(nil),                          // 57: hbasepb.BalanceRequest
+	(*BalanceResponse)(nil),                         // 58: hbasepb.BalanceResponse
+	(*SetBalancerRunningRequest)(nil),               // 59: hbasepb.SetBalancerRunningRequest
+	(*SetBalancerRunningResponse)(nil),              // 60: hbasepb.SetBalancerRunningResponse
+	(*IsBalancerEnabledRequest)(nil),                // 61: hbasepb.IsBalancerEnabledRequest
+	(*IsBalancerEnabledResponse)(nil),               // 62: hbasepb.IsBalancerEnabledResponse
+	(*SetSplitOrMergeEnabledRequest)(nil),           // 63: hbasepb.SetSplitOrMergeEnabledRequest
+	(*SetSplitOrMergeEnabledResponse)(nil),          // 64: hbasepb.SetSplitOrMergeEnabledResponse
+	(*IsSplitOrMergeEnabledRequest)(nil),            // 65: hbasepb.IsSplitOrMergeEnabledRequest
+	(*IsSplitOrMergeEnabledResponse)(nil),           // 66: hbasepb.IsSplitOrMergeEnabledResponse
+	(*GetSchemaAlterStatusRequest)(nil),             // 67: hbasepb.GetSchemaAlterStatusRequest
+	(*GetSchemaAlterStatusResponse)(nil),            // 68: hbasepb.GetSchemaAlterStatusResponse
+	(*GetTableDescriptorsRequest)(nil),              // 69: hbasepb.GetTableDescriptorsRequest
+	(*GetTableDescriptorsResponse)(nil),             // 70: hbasepb.GetTableDescriptorsResponse
+	(*GetTableNamesRequest)(nil),                    // 71: hbasepb.GetTableNamesRequest
+	(*GetTableNamesResponse)(nil),                   // 72: hbasepb.GetTableNamesResponse
+	(*GetTableStateRequest)(nil),                    // 73: hbasepb.GetTableStateRequest
+	(*GetTableStateResponse)(nil),                   // 74: hbasepb.GetTableStateResponse
+	(*GetClusterStatusRequest)(nil),                 // 75: hbasepb.GetClusterStatusRequest
+	(*GetClusterStatusResponse)(nil),                // 76: hbasepb.GetClusterStatusResponse
+	(*IsMasterRunningRequest)(nil),                  // 77: hbasepb.IsMasterRunningRequest
+	(*IsMasterRunningResponse)(nil),                 // 78: hbasepb.IsMasterRunningResponse
+	(*ExecProcedureRequest)(nil),                    // 79: hbasepb.ExecProcedureRequest
+	(*ExecProcedureResponse)(nil),                   // 80: hbasepb.ExecProcedureResponse
+	(*IsProcedureDoneRequest)(nil),                  // 81: hbasepb.IsProcedureDoneRequest
+	(*IsProcedureDoneResponse)(nil),                 // 82: hbasepb.IsProcedureDoneResponse
+	(*GetProcedureResultRequest)(nil),               // 83: hbasepb.GetProcedureResultRequest
+	(*GetProcedureResultResponse)(nil),              // 84: hbasepb.GetProcedureResultResponse
+	(*AbortProcedureRequest)(nil),                   // 85: hbasepb.AbortProcedureRequest
+	(*AbortProcedureResponse)(nil),                  // 86: hbasepb.AbortProcedureResponse
+	(*SecurityCapabilitiesRequest)(nil),             // 87: hbasepb.SecurityCapabilitiesRequest
+	(*SecurityCapabilitiesResponse)(nil),            // 88: hbasepb.SecurityCapabilitiesResponse
+	(*ListDecommissionedRegionServersRequest)(nil),  // 89: hbasepb.ListDecommissionedRegionServersRequest
+	(*ListDecommissionedRegionServersResponse)(nil), // 90: hbasepb.ListDecommissionedRegionServersResponse
+	(*TableName)(nil),                               // 91: hbasepb.TableName
+	(*ColumnFamilySchema)(nil),                      // 92: hbasepb.ColumnFamilySchema
+	(*RegionSpecifier)(nil),                         // 93: hbasepb.RegionSpecifier
+	(*ServerName)(nil),                              // 94: hbasepb.ServerName
+	(*RegionInfo)(nil),                              // 95: hbasepb.RegionInfo
+	(*TableSchema)(nil),                             // 96: hbasepb.TableSchema
+	(*NamespaceDescriptor)(nil),                     // 97: hbasepb.NamespaceDescriptor
+	(*TableState)(nil),                              // 98: hbasepb.TableState
+	(Option)(0),                                     // 99: hbasepb.Option
+	(*ClusterStatus)(nil),                           // 100: hbasepb.ClusterStatus
+	(*ProcedureDescription)(nil),                    // 101: hbasepb.ProcedureDescription
+	(*ForeignExceptionMessage)(nil),                 // 102: hbasepb.ForeignExceptionMessage
 }
 var file_hbasepb_Master_proto_depIdxs = []int32{
-	89,  // 0: hbasepb.AddColumnRequest.table_name:type_name -> hbasepb.TableName
-	90,  // 1: hbasepb.AddColumnRequest.column_families:type_name -> hbasepb.ColumnFamilySchema
-	89,  // 2: hbasepb.DeleteColumnRequest.table_name:type_name -> hbasepb.TableName
-	89,  // 3: hbasepb.ModifyColumnRequest.table_name:type_name -> hbasepb.TableName
-	90,  // 4: hbasepb.ModifyColumnRequest.column_families:type_name -> hbasepb.ColumnFamilySchema
-	91,  // 5: hbasepb.MoveRegionRequest.region:type_name -> hbasepb.RegionSpecifier
-	92,  // 6: hbasepb.MoveRegionRequest.dest_server_name:type_name -> hbasepb.ServerName
-	91,  // 7: hbasepb.MergeTableRegionsRequest.region:type_name -> hbasepb.RegionSpecifier
-	91,  // 8: hbasepb.AssignRegionRequest.region:type_name -> hbasepb.RegionSpecifier
-	91,  // 9: hbasepb.UnassignRegionRequest.region:type_name -> hbasepb.RegionSpecifier
-	91,  // 10: hbasepb.OfflineRegionRequest.region:type_name -> hbasepb.RegionSpecifier
-	93,  // 11: hbasepb.SplitTableRegionRequest.region_info:type_name -> hbasepb.RegionInfo
-	94,  // 12: hbasepb.CreateTableRequest.table_schema:type_name -> hbasepb.TableSchema
-	89,  // 13: hbasepb.DeleteTableRequest.table_name:type_name -> hbasepb.TableName
-	89,  // 14: hbasepb.TruncateTableRequest.tableName:type_name -> hbasepb.TableName
-	89,  // 15: hbasepb.EnableTableRequest.table_name:type_name -> hbasepb.TableName
-	89,  // 16: hbasepb.DisableTableRequest.table_name:type_name -> hbasepb.TableName
-	89,  // 17: hbasepb.ModifyTableRequest.table_name:type_name -> hbasepb.TableName
-	94,  // 18: hbasepb.ModifyTableRequest.table_schema:type_name -> hbasepb.TableSchema
-	95,  // 19: hbasepb.CreateNamespaceRequest.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
-	95,  // 20: hbasepb.ModifyNamespaceRequest.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
-	95,  // 21: hbasepb.GetNamespaceDescriptorResponse.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
-	95,  // 22: hbasepb.ListNamespaceDescriptorsResponse.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
-	94,  // 23: hbasepb.ListTableDescriptorsByNamespaceResponse.tableSchema:type_name -> hbasepb.TableSchema
-	89,  // 24: hbasepb.ListTableNamesByNamespaceResponse.tableName:type_name -> hbasepb.TableName
-	0,   // 25: hbasepb.SetSplitOrMergeEnabledRequest.switch_types:type_name -> hbasepb.MasterSwitchType
-	0,   // 26: hbasepb.IsSplitOrMergeEnabledRequest.switch_type:type_name -> hbasepb.MasterSwitchType
-	89,  // 27: hbasepb.GetSchemaAlterStatusRequest.table_name:type_name -> hbasepb.TableName
-	89,  // 28: hbasepb.GetTableDescriptorsRequest.table_names:type_name -> hbasepb.TableName
-	94,  // 29: hbasepb.GetTableDescriptorsResponse.table_schema:type_name -> hbasepb.TableSchema
-	89,  // 30: hbasepb.GetTableNamesResponse.table_names:type_name -> hbasepb.TableName
-	89,  // 31: hbasepb.GetTableStateRequest.table_name:type_name -> hbasepb.TableName
-	96,  // 32: hbasepb.GetTableStateResponse.table_state:type_name -> hbasepb.TableState
-	97,  // 33: hbasepb.GetClusterStatusRequest.options:type_name -> hbasepb.Option
-	98,  // 34: hbasepb.GetClusterStatusResponse.cluster_status:type_name -> hbasepb.ClusterStatus
-	99,  // 35: hbasepb.ExecProcedureRequest.procedure:type_name -> hbasepb.ProcedureDescription
-	99,  // 36: hbasepb.IsProcedureDoneRequest.procedure:type_name -> hbasepb.ProcedureDescription
-	99,  // 37: hbasepb.IsProcedureDoneResponse.snapshot:type_name -> hbasepb.ProcedureDescription
-	1,   // 38: hbasepb.GetProcedureResultResponse.state:type_name -> hbasepb.GetProcedureResultResponse.State
-	100, // 39: hbasepb.GetProcedureResultResponse.exception:type_name -> hbasepb.ForeignExceptionMessage
-	2,   // 40: hbasepb.SecurityCapabilitiesResponse.capabilities:type_name -> hbasepb.SecurityCapabilitiesResponse.Capability
-	92,  // 41: hbasepb.ListDecommissionedRegionServersResponse.server_name:type_name -> hbasepb.ServerName
-	42,  // [42:42] is the sub-list for method output_type
-	42,  // [42:42] is the sub-list for method input_type
-	42,  // [42:42] is the sub-list for extension type_name
-	42,  // [42:42] is the sub-list for extension extendee
-	0,   // [0:42] is the sub-list for field type_name
+	91,  // 0: hbasepb.AddColumnRequest.table_name:type_name -> hbasepb.TableName
+	92,  // 1: hbasepb.AddColumnRequest.column_families:type_name -> hbasepb.ColumnFamilySchema
+	91,  // 2: hbasepb.DeleteColumnRequest.table_name:type_name -> hbasepb.TableName
+	91,  // 3: hbasepb.ModifyColumnRequest.table_name:type_name -> hbasepb.TableName
+	92,  // 4: hbasepb.ModifyColumnRequest.column_families:type_name -> hbasepb.ColumnFamilySchema
+	93,  // 5: hbasepb.MoveRegionRequest.region:type_name -> hbasepb.RegionSpecifier
+	94,  // 6: hbasepb.MoveRegionRequest.dest_server_name:type_name -> hbasepb.ServerName
+	93,  // 7: hbasepb.MergeTableRegionsRequest.region:type_name -> hbasepb.RegionSpecifier
+	93,  // 8: hbasepb.AssignRegionRequest.region:type_name -> hbasepb.RegionSpecifier
+	93,  // 9: hbasepb.UnassignRegionRequest.region:type_name -> hbasepb.RegionSpecifier
+	93,  // 10: hbasepb.OfflineRegionRequest.region:type_name -> hbasepb.RegionSpecifier
+	95,  // 11: hbasepb.SplitTableRegionRequest.region_info:type_name -> hbasepb.RegionInfo
+	96,  // 12: hbasepb.CreateTableRequest.table_schema:type_name -> hbasepb.TableSchema
+	91,  // 13: hbasepb.DeleteTableRequest.table_name:type_name -> hbasepb.TableName
+	91,  // 14: hbasepb.TruncateTableRequest.tableName:type_name -> hbasepb.TableName
+	91,  // 15: hbasepb.EnableTableRequest.table_name:type_name -> hbasepb.TableName
+	91,  // 16: hbasepb.DisableTableRequest.table_name:type_name -> hbasepb.TableName
+	91,  // 17: hbasepb.ModifyTableRequest.table_name:type_name -> hbasepb.TableName
+	96,  // 18: hbasepb.ModifyTableRequest.table_schema:type_name -> hbasepb.TableSchema
+	91,  // 19: hbasepb.FlushTableRequest.table_name:type_name -> hbasepb.TableName
+	97,  // 20: hbasepb.CreateNamespaceRequest.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
+	97,  // 21: hbasepb.ModifyNamespaceRequest.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
+	97,  // 22: hbasepb.GetNamespaceDescriptorResponse.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
+	97,  // 23: hbasepb.ListNamespaceDescriptorsResponse.namespaceDescriptor:type_name -> hbasepb.NamespaceDescriptor
+	96,  // 24: hbasepb.ListTableDescriptorsByNamespaceResponse.tableSchema:type_name -> hbasepb.TableSchema
+	91,  // 25: hbasepb.ListTableNamesByNamespaceResponse.tableName:type_name -> hbasepb.TableName
+	0,   // 26: hbasepb.SetSplitOrMergeEnabledRequest.switch_types:type_name -> hbasepb.MasterSwitchType
+	0,   // 27: hbasepb.IsSplitOrMergeEnabledRequest.switch_type:type_name -> hbasepb.MasterSwitchType
+	91,  // 28: hbasepb.GetSchemaAlterStatusRequest.table_name:type_name -> hbasepb.TableName
+	91,  // 29: hbasepb.GetTableDescriptorsRequest.table_names:type_name -> hbasepb.TableName
+	96,  // 30: hbasepb.GetTableDescriptorsResponse.table_schema:type_name -> hbasepb.TableSchema
+	91,  // 31: hbasepb.GetTableNamesResponse.table_names:type_name -> hbasepb.TableName
+	91,  // 32: hbasepb.GetTableStateRequest.table_name:type_name -> hbasepb.TableName
+	98,  // 33: hbasepb.GetTableStateResponse.table_state:type_name -> hbasepb.TableState
+	99,  // 34: hbasepb.GetClusterStatusRequest.options:type_name -> hbasepb.Option
+	100, // 35: hbasepb.GetClusterStatusResponse.cluster_status:type_name -> hbasepb.ClusterStatus
+	101, // 36: hbasepb.ExecProcedureRequest.procedure:type_name -> hbasepb.ProcedureDescription
+	101, // 37: hbasepb.IsProcedureDoneRequest.procedure:type_name -> hbasepb.ProcedureDescription
+	101, // 38: hbasepb.IsProcedureDoneResponse.snapshot:type_name -> hbasepb.ProcedureDescription
+	1,   // 39: hbasepb.GetProcedureResultResponse.state:type_name -> hbasepb.GetProcedureResultResponse.State
+	102, // 40: hbasepb.GetProcedureResultResponse.exception:type_name -> hbasepb.ForeignExceptionMessage
+	2,   // 41: hbasepb.SecurityCapabilitiesResponse.capabilities:type_name -> hbasepb.SecurityCapabilitiesResponse.Capability
+	94,  // 42: hbasepb.ListDecommissionedRegionServersResponse.server_name:type_name -> hbasepb.ServerName
+	43,  // [43:43] is the sub-list for method output_type
+	43,  // [43:43] is the sub-list for method input_type
+	43,  // [43:43] is the sub-list for extension type_name
+	43,  // [43:43] is the sub-list for extension extendee
+	0,   // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_hbasepb_Master_proto_init() }
@@ -4904,7 +5036,7 @@ func file_hbasepb_Master_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hbasepb_Master_proto_rawDesc), len(file_hbasepb_Master_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   86,
+			NumMessages:   88,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

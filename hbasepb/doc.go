@@ -1,7 +1,7 @@
 // Package hbasepb holds protobuf (proto2) definitions of the subset of Apache
 // HBase's client wire protocol that regionkv speaks: RPC framing, Client,
-// Master, Registry and ZooKeeper payload messages, filters and comparators,
-// and cluster status.
+// Master, Admin (region server), Registry and ZooKeeper payload messages,
+// filters and comparators, and cluster status.
 //
 // The .proto files are written for this project; their field numbers, types,
 // labels (required/optional/repeated), defaults and enum values match HBase's

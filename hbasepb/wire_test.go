@@ -891,3 +891,78 @@ func TestUnknownFieldsPreserved(t *testing.T) {
 		t.Errorf("round trip lost unknown field: got %x want %x", out, []byte(in))
 	}
 }
+
+func TestAdminWire(t *testing.T) {
+	// server/region/Admin.proto: GetRegionInfoRequest{region=1
+	// RegionSpecifier, compaction_state=2 bool, best_split_row=3 bool}.
+	checkGolden(t, wire().msg(1, regionSpecWire("r")).boolean(2, true).boolean(3, false),
+		&GetRegionInfoRequest{Region: regionSpec("r"), CompactionState: pb(true), BestSplitRow: pb(false)})
+	// GetRegionInfoResponse{region_info=1 RegionInfo, compaction_state=2
+	// CompactionState (NONE=0 MINOR=1 MAJOR=2 MAJOR_AND_MINOR=3), 3 retired,
+	// splittable=4 bool, mergeable=5 bool, best_split_row=6 bytes}.
+	checkGolden(t, wire().
+		msg(1, wire().varint(1, 7).msg(2, wire().str(1, "default").str(2, "t"))).
+		varint(2, 3).boolean(4, true).boolean(5, false).str(6, "m"),
+		&GetRegionInfoResponse{
+			RegionInfo:      &RegionInfo{RegionId: p64(7), TableName: &TableName{Namespace: []byte("default"), Qualifier: []byte("t")}},
+			CompactionState: GetRegionInfoResponse_MAJOR_AND_MINOR.Enum(),
+			Splittable:      pb(true), Mergeable: pb(false), BestSplitRow: []byte("m"),
+		})
+	// GetStoreFileRequest{region=1, family=2 repeated bytes};
+	// GetStoreFileResponse{store_file=1 repeated string}.
+	checkGolden(t, wire().msg(1, regionSpecWire("r")).str(2, "a").str(2, "b"),
+		&GetStoreFileRequest{Region: regionSpec("r"), Family: [][]byte{[]byte("a"), []byte("b")}})
+	checkGolden(t, wire().str(1, "/x/a").str(1, "/x/b"), &GetStoreFileResponse{StoreFile: []string{"/x/a", "/x/b"}})
+	// GetOnlineRegionResponse{region_info=1 repeated RegionInfo}.
+	tn := wire().str(1, "default").str(2, "t")
+	tnPB := &TableName{Namespace: []byte("default"), Qualifier: []byte("t")}
+	checkGolden(t, wire().msg(1, wire().varint(1, 1).msg(2, tn)).msg(1, wire().varint(1, 2).msg(2, tn)),
+		&GetOnlineRegionResponse{RegionInfo: []*RegionInfo{{RegionId: p64(1), TableName: tnPB}, {RegionId: p64(2), TableName: tnPB}}})
+	// FlushRegionRequest{region=1, if_older_than_ts=2 uint64,
+	// write_flush_wal_marker=3 bool, family=4 bytes};
+	// FlushRegionResponse{last_flush_time=1 uint64, flushed=2 bool,
+	// wrote_flush_wal_marker=3 bool}.
+	checkGolden(t, wire().msg(1, regionSpecWire("r")).varint(2, 99).boolean(3, true).str(4, "cf"),
+		&FlushRegionRequest{Region: regionSpec("r"), IfOlderThanTs: p64(99), WriteFlushWalMarker: pb(true), Family: []byte("cf")})
+	checkGolden(t, wire().varint(1, 1234).boolean(2, true).boolean(3, false),
+		&FlushRegionResponse{LastFlushTime: p64(1234), Flushed: pb(true), WroteFlushWalMarker: pb(false)})
+	// CompactRegionRequest{region=1, major=2 bool, family=3 bytes}.
+	checkGolden(t, wire().msg(1, regionSpecWire("r")).boolean(2, true).str(3, "cf"),
+		&CompactRegionRequest{Region: regionSpec("r"), Major: pb(true), Family: []byte("cf")})
+	// RollWALWriterResponse{region_to_flush=1 repeated bytes}.
+	checkGolden(t, wire().str(1, "enc"), &RollWALWriterResponse{RegionToFlush: [][]byte{[]byte("enc")}})
+	// GetServerInfoResponse{server_info=1 ServerInfo};
+	// ServerInfo{server_name=1 ServerName, webui_port=2 uint32}.
+	checkGolden(t, wire().msg(1, wire().msg(1, serverNameWire()).varint(2, 16030)),
+		&GetServerInfoResponse{ServerInfo: &ServerInfo{ServerName: serverName(), WebuiPort: p32(16030)}})
+
+	// server/master/Master.proto (2.6): FlushTableRequest{table_name=1
+	// TableName, column_family=2 repeated bytes, nonce_group=3 uint64,
+	// nonce=4 uint64}; FlushTableResponse{proc_id=1 uint64}.
+	checkGolden(t, wire().msg(1, wire().str(1, "ns").str(2, "t")).str(2, "a").str(2, "b").varint(3, 5).varint(4, 6),
+		&FlushTableRequest{TableName: &TableName{Namespace: []byte("ns"), Qualifier: []byte("t")},
+			ColumnFamily: [][]byte{[]byte("a"), []byte("b")}, NonceGroup: p64(5), Nonce: p64(6)})
+	checkGolden(t, wire().varint(1, 42), &FlushTableResponse{ProcId: p64(42)})
+	// AddColumnRequest{table_name=1, column_families=2 ColumnFamilySchema,
+	// nonce_group=3, nonce=4}; DeleteColumnRequest{table_name=1,
+	// column_name=2 bytes, nonce_group=3, nonce=4}; ModifyTableRequest{
+	// table_name=1, table_schema=2 TableSchema, nonce_group=3, nonce=4};
+	// HBase.proto: ColumnFamilySchema{name=1 bytes, attributes=2
+	// BytesBytesPair, configuration=3 NameStringPair}.
+	checkGolden(t, wire().msg(1, wire().str(1, "default").str(2, "t")).msg(2, wire().str(1, "cf").msg(2, wire().str(1, "VERSIONS").str(2, "3"))),
+		&AddColumnRequest{TableName: &TableName{Namespace: []byte("default"), Qualifier: []byte("t")},
+			ColumnFamilies: &ColumnFamilySchema{Name: []byte("cf"), Attributes: []*BytesBytesPair{{First: []byte("VERSIONS"), Second: []byte("3")}}}})
+	checkGolden(t, wire().msg(1, wire().str(1, "default").str(2, "t")).str(2, "cf").varint(3, 1).varint(4, 2),
+		&DeleteColumnRequest{TableName: &TableName{Namespace: []byte("default"), Qualifier: []byte("t")},
+			ColumnName: []byte("cf"), NonceGroup: p64(1), Nonce: p64(2)})
+	// CreateNamespaceRequest{namespaceDescriptor=1, nonce_group=2, nonce=3};
+	// HBase.proto: NamespaceDescriptor{name=1 bytes, configuration=2
+	// NameStringPair}; NameStringPair{name=1, value=2 strings}.
+	checkGolden(t, wire().msg(1, wire().str(1, "ns").msg(2, wire().str(1, "k").str(2, "v"))).varint(2, 1).varint(3, 2),
+		&CreateNamespaceRequest{NamespaceDescriptor: &NamespaceDescriptor{Name: []byte("ns"),
+			Configuration: []*NameStringPair{{Name: ps("k"), Value: ps("v")}}}, NonceGroup: p64(1), Nonce: p64(2)})
+	// GetNamespaceDescriptorRequest{namespaceName=1 string};
+	// ListNamespacesResponse{namespaceName=1 repeated string}.
+	checkGolden(t, wire().str(1, "ns"), &GetNamespaceDescriptorRequest{NamespaceName: ps("ns")})
+	checkGolden(t, wire().str(1, "default").str(1, "hbase"), &ListNamespacesResponse{NamespaceName: []string{"default", "hbase"}})
+}

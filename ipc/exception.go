@@ -19,6 +19,10 @@ const (
 	ClassTableNotEnabledException     = "org.apache.hadoop.hbase.TableNotEnabledException"
 	ClassTableNotDisabledException    = "org.apache.hadoop.hbase.TableNotDisabledException"
 	ClassNamespaceNotFoundException   = "org.apache.hadoop.hbase.NamespaceNotFoundException"
+	ClassNamespaceExistException      = "org.apache.hadoop.hbase.NamespaceExistException"
+	ClassInvalidFamilyOperation       = "org.apache.hadoop.hbase.InvalidFamilyOperationException"
+	ClassConstraintException          = "org.apache.hadoop.hbase.constraint.ConstraintException"
+	ClassUnknownRegionException       = "org.apache.hadoop.hbase.UnknownRegionException"
 	ClassNoSuchColumnFamilyException  = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException"
 	ClassRegionTooBusyException       = "org.apache.hadoop.hbase.RegionTooBusyException"
 	ClassFailedSanityCheckException   = "org.apache.hadoop.hbase.exceptions.FailedSanityCheckException"
@@ -42,6 +46,10 @@ var doNotRetry = map[string]bool{
 	ClassTableNotEnabledException:    true,
 	ClassTableNotDisabledException:   true,
 	ClassNamespaceNotFoundException:  true,
+	ClassNamespaceExistException:     true,
+	ClassInvalidFamilyOperation:      true,
+	ClassConstraintException:         true,
+	ClassUnknownRegionException:      true,
 	ClassNoSuchColumnFamilyException: true,
 	ClassFailedSanityCheckException:  true,
 	ClassUnknownProtocolException:    true,

@@ -152,16 +152,16 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		maxSeq = max(maxSeq, f.MaxSeq)
 	}
 	name := newFileName()
-	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
+	tmp := filepath.Join(tmpDir, s.name+"-"+name)
 	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, th)
 	if err != nil {
 		s.removeQuietly(tmp)
-		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.opts.Name)
+		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.name)
 	}
 	var out *StoreFile
 	if n > 0 {
 		if out, err = s.publish(tmp, name); err != nil {
-			return nil, 0, errors.Wrapf(err, "region: publishing compaction of %s", s.opts.Name)
+			return nil, 0, errors.Wrapf(err, "region: publishing compaction of %s", s.name)
 		}
 	} else {
 		s.removeQuietly(tmp)
@@ -217,9 +217,12 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	for _, in := range files {
 		tags = tags || in.Reader.Format().IncludesTags
 	}
+	// The family's options as they are now: a ModifyFamily since the
+	// files were written applies to the compacted file.
+	o := s.options()
 	w, err := hfile.NewWriter(&countingWriter{w: bw, t: th, ctx: ctx}, hfile.WriterOptions{
-		BlockSize: s.opts.BlockSize, Encoding: s.opts.Encoding, Compression: s.opts.compactionCompression(major),
-		BloomType: s.opts.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
+		BlockSize: o.BlockSize, Encoding: o.Encoding, Compression: o.compactionCompression(major),
+		BloomType: o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
 		return 0, 0, err
@@ -230,10 +233,10 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		audits[i] = &auditScanner{KeyValueScanner: scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), cmp: s.cmp}
 		scanners[i] = audits[i]
 	}
-	ttl := s.opts.TTL.Milliseconds()
+	ttl := o.TTL.Milliseconds()
 	if major {
 		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
-			MaxVersions: s.opts.MaxVersions, MinVersions: s.opts.MinVersions, TTLMillis: ttl, NowMillis: now,
+			MaxVersions: o.MaxVersions, MinVersions: o.MinVersions, TTLMillis: ttl, NowMillis: now,
 			ReuseCells: true,
 		})
 		if err != nil {
@@ -272,7 +275,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		// and which are deleted depends on markers in other files too.
 		// Only a major compaction, seeing every file, drops them.
 		oldest := int64(math.MinInt64)
-		if ttl > 0 && s.opts.MinVersions == 0 {
+		if ttl > 0 && o.MinVersions == 0 {
 			oldest = now - ttl
 		}
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
@@ -286,7 +289,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 						col = encoding.FirstOnRowCol(col[:0], kv.Row, kv.Family, kv.Qualifier)
 						versions = 0
 					}
-					if versions++; versions > s.opts.MaxVersions {
+					if versions++; versions > o.MaxVersions {
 						surplus++
 					}
 				}
@@ -427,12 +430,32 @@ type CompactionResult struct {
 // they are after it are compacted, so that CompactStores(true) leaves each
 // store one major-compacted file (or none).
 func (r *Region) CompactStores(major bool) ([]CompactionResult, error) {
+	return r.compactStores(r.storeSet().stores, major)
+}
+
+// CompactFamily is CompactStores for one family: its result, if it
+// needed a compaction, or ErrNoSuchFamily.
+func (r *Region) CompactFamily(family string, major bool) ([]CompactionResult, error) {
+	s := r.storeSet().byFamily[family]
+	if s == nil {
+		return nil, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", family, r.dir)
+	}
+	return r.compactStores([]*Store{s}, major)
+}
+
+// Compacting reports whether a minor and whether a major compaction of one
+// of the region's stores is running now (HBase's CompactionState).
+func (r *Region) Compacting() (minor, major bool) {
+	return r.minorRunning.Load() > 0, r.majorRunning.Load() > 0
+}
+
+func (r *Region) compactStores(stores []*Store, major bool) ([]CompactionResult, error) {
 	if r.closed.Load() {
 		return nil, ErrClosed
 	}
 	var errs error
 	var done []CompactionResult
-	for _, s := range r.stores {
+	for _, s := range stores {
 		res, ok, err := r.compactStore(s, major)
 		if err != nil {
 			errs = errors.CombineErrors(errs, err)
@@ -461,6 +484,12 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 	// compaction can take them in between.
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
+	if s.dropped.Load() {
+		return CompactionResult{}, false, nil // DeleteFamily took it away meanwhile
+	}
+	if r.closed.Load() {
+		return CompactionResult{}, false, ErrClosed // Close waits on compactMu for those before
+	}
 	files := s.Files()
 	if !major {
 		sizes := make([]int64, len(files))
@@ -479,10 +508,10 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 		major = end > 0 && start == 0 && end == len(files)
 		files = files[start:end]
 	}
-	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.opts.TTL == 0 && !hasDeletes(files[0])) {
+	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.options().TTL == 0 && !hasDeletes(files[0])) {
 		return CompactionResult{}, false, nil
 	}
-	res = CompactionResult{Family: s.opts.Name, Major: major, InputFiles: len(files)}
+	res = CompactionResult{Family: s.name, Major: major, InputFiles: len(files)}
 	for _, f := range files {
 		res.InputBytes += f.Size()
 	}
@@ -490,7 +519,13 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 	if t, ok := th.(*throttle); ok {
 		t.start = time.Now()
 	}
+	running := &r.minorRunning
+	if major {
+		running = &r.majorRunning
+	}
+	running.Add(1)
 	out, surplus, err := s.compact(r.bgCtx, files, major, filepath.Join(r.dir, ".tmp"), r.now(), th)
+	running.Add(-1)
 	if err != nil {
 		return res, false, errors.Wrapf(err, "region %s", r.dir)
 	}
@@ -509,7 +544,7 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 	if out != nil {
 		res.OutputBytes = out.Size()
 	}
-	r.log.Info("region: compacted", "region", r.dir, "family", s.opts.Name, "major", major, "files", len(files),
+	r.log.Info("region: compacted", "region", r.dir, "family", s.name, "major", major, "files", len(files),
 		"inputBytes", res.InputBytes, "outputBytes", res.OutputBytes, "took", res.Took)
 	return res, true, nil
 }
@@ -547,13 +582,13 @@ func (r *Region) compactor() {
 		if r.opts.DisableAutoCompaction || r.closed.Load() {
 			continue
 		}
-		for _, s := range r.stores {
+		for _, s := range r.storeSet().stores {
 			major := r.majorDue(s) || s.majorWanted.Load()
 			if !major && len(s.Files()) < r.opts.CompactionMin {
 				continue
 			}
 			if _, _, err := r.compactStore(s, major); err != nil && !r.closed.Load() {
-				r.log.Error("region: compaction failed", "region", r.dir, "family", s.opts.Name, "err", err)
+				r.log.Error("region: compaction failed", "region", r.dir, "family", s.name, "err", err)
 			}
 		}
 	}
@@ -566,7 +601,7 @@ func (r *Region) majorDue(s *Store) bool {
 		return false
 	}
 	files := s.Files()
-	if len(files) == 0 || (len(files) == 1 && files[0].Major && s.opts.TTL == 0) {
+	if len(files) == 0 || (len(files) == 1 && files[0].Major && s.options().TTL == 0) {
 		return false
 	}
 	oldest := int64(math.MaxInt64)

@@ -81,6 +81,23 @@
 // closes) or one of Options.CacheSize bytes that the region makes and closes
 // itself. Stats().BlockCache has its counters.
 //
+// # Changing families
+//
+// AddFamily, DeleteFamily and ModifyFamily change an open region's column
+// families in place, while reads, writes, flushes and compactions go on
+// (HBase rewrites the table descriptor and reopens the regions instead). An
+// added family is writable at once. A deleted one is gone when the call
+// returns: its memstore is dropped, its directory removed, reads and writes
+// of it fail with ErrNoSuchFamily, and neither a reopen nor a later
+// AddFamily of the same name brings any of its data back (only a Scanner
+// opened before keeps what it saw). ModifyFamily's VERSIONS, MIN_VERSIONS
+// and TTL apply to reads at once; its block options (BLOCKSIZE,
+// DATA_BLOCK_ENCODING, COMPRESSION, BLOOMFILTER, IN_MEMORY) to the store
+// files written from then on. Each change is in .regioninfo, written
+// atomically, before the call returns. Options.DropFamilies opens a region
+// with exactly the families given, deleting the others. RollWAL starts a
+// new WAL segment.
+//
 // # Errors
 //
 // Errors carry where they happened (region, file, offset) and keep their
@@ -90,6 +107,7 @@
 //     row, a negative timestamp, an Increment of a cell that is not 8 bytes,
 //     an unsupported family option). Do not retry.
 //   - ErrNoSuchFamily: a mutation or read names an unknown family.
+//   - ErrFamilyExists: AddFamily of a family the region has.
 //   - ErrCorruption: data on disk is damaged (a store file's checksum or
 //     structure, .regioninfo). A read of a damaged block fails with it
 //     rather than return what the block seems to hold.

@@ -64,11 +64,29 @@ func (r *Region) flusher() {
 // flush writes that same snapshot first, then (in the same call) what
 // arrived since.
 func (r *Region) Flush() error {
+	_, err := r.FlushStores()
+	return err
+}
+
+// FlushResult says what a flush did.
+type FlushResult struct {
+	// Files is the number of store files written: 0 when the memstores
+	// were empty.
+	Files int
+	// Bytes is the memstore data flushed.
+	Bytes int64
+}
+
+// FlushStores is Flush returning what it did.
+func (r *Region) FlushStores() (FlushResult, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	retried, err := r.flush()
+	res, retried, err := r.flush()
 	if err == nil && retried {
-		_, err = r.flush()
+		var more FlushResult
+		more, _, err = r.flush()
+		res.Files += more.Files
+		res.Bytes += more.Bytes
 	}
 	if err != nil {
 		r.flushErr.Store(&err)
@@ -76,14 +94,14 @@ func (r *Region) Flush() error {
 		r.flushErr.Store(nil)
 	}
 	r.notifyFlushed()
-	return err
+	return res, err
 }
 
 // flush flushes once; retried reports that it flushed a snapshot left by a
 // failed flush (so newer cells may still be in the active segments).
-func (r *Region) flush() (retried bool, _ error) {
+func (r *Region) flush() (res FlushResult, retried bool, _ error) {
 	if r.closed.Load() {
-		return false, ErrClosed
+		return res, false, ErrClosed
 	}
 	start := time.Now()
 	// With the updates lock held no mutation is between its WAL append
@@ -92,12 +110,16 @@ func (r *Region) flush() (retried bool, _ error) {
 	// left by a failed flush holds only what was written before that
 	// flush: it keeps the sequence id it was taken at, and the WAL is
 	// pruned only below the smallest of the stores' ids.
+	// The families are those of this moment too: one added later holds
+	// only writes above writePoint, and none is deleted while flushMu is
+	// held.
 	r.updates.Lock()
-	snaps := make([]*memstore.Snapshot, len(r.stores))
-	seqs := make([]encoding.SeqNum, len(r.stores))
+	stores := r.storeSet().stores
+	snaps := make([]*memstore.Snapshot, len(stores))
+	seqs := make([]encoding.SeqNum, len(stores))
 	writePoint := encoding.SeqNum(r.mvcc.WritePoint())
 	flushSeq := writePoint
-	for i, s := range r.stores {
+	for i, s := range stores {
 		snaps[i] = s.mem.Snapshot()
 		var old bool
 		seqs[i], old = s.snapshotSeq(snaps[i], writePoint)
@@ -110,11 +132,11 @@ func (r *Region) flush() (retried bool, _ error) {
 	now := r.now() // TTL is judged once for the whole flush
 	var flushed int64
 	files := 0
-	for i, s := range r.stores {
+	for i, s := range stores {
 		size := snaps[i].Segment.Size().DataSize
 		sf, err := s.flushSnapshot(snaps[i], seqs[i], tmp, now)
 		if err != nil {
-			return retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.opts.Name, size)
+			return res, retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size)
 		}
 		r.addMemSize(-size)
 		flushed += size
@@ -125,19 +147,21 @@ func (r *Region) flush() (retried bool, _ error) {
 	// Everything up to flushSeq is in store files now.
 	if files > 0 || flushed > 0 {
 		if err := r.rollWAL(); err != nil {
-			return retried, errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
+			return res, retried, errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
 		}
 	}
 	if _, err := r.wal.Prune(uint64(flushSeq)); err != nil {
-		return retried, errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
+		return res, retried, errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
 	}
+	res = FlushResult{Files: files, Bytes: flushed}
 	if files > 0 {
+		r.lastFlush.Store(r.now())
 		r.requestCompaction()
 		r.stats.flushes.Add(1)
 		r.stats.flushedBytes.Add(flushed)
 		r.log.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
 	}
-	return retried, nil
+	return res, retried, nil
 }
 
 // rollWAL rolls the WAL; a broken WAL is reset instead, which also starts

@@ -351,7 +351,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				}
 			}
 			for _, row := range diff {
-				for _, st := range r.stores {
+				for _, st := range r.storeSet().stores {
 					for _, f := range st.Files() {
 						it := f.Reader.NewIterator(false)
 						var kv encoding.KeyValue
@@ -566,8 +566,8 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			major := rng.IntN(2) == 0
 			history = append(history, fmt.Sprintf("compact major=%t", major))
 			majors := map[string]int64{}
-			for _, st := range r.stores {
-				majors[st.opts.Name] = st.majors.Load()
+			for _, st := range r.storeSet().stores {
+				majors[st.name] = st.majors.Load()
 			}
 			if err := r.Compact(major); err != nil {
 				fail("compact: %v", err)
@@ -576,10 +576,10 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				m.majorCompact()
 			} else {
 				// A minor pick of every file of a store is a major compaction.
-				for _, st := range r.stores {
-					if st.majors.Load() != majors[st.opts.Name] {
-						history = append(history, "  (major: "+st.opts.Name+")")
-						m.majorCompactFamily(st.opts.Name)
+				for _, st := range r.storeSet().stores {
+					if st.majors.Load() != majors[st.name] {
+						history = append(history, "  (major: "+st.name+")")
+						m.majorCompactFamily(st.name)
 					}
 				}
 			}

@@ -198,8 +198,8 @@ func (f FamilyOptions) withDefaults() FamilyOptions {
 	return f
 }
 
-// Validate returns the error (marked ErrInvalidArgument) Open would
-// refuse f with, or nil.
+// Validate returns the error (marked ErrInvalidArgument) Open, AddFamily
+// or ModifyFamily would refuse f with, or nil.
 func (f FamilyOptions) Validate() error { return f.withDefaults().validate() }
 
 func (f FamilyOptions) validate() error {
@@ -247,9 +247,17 @@ type Options struct {
 	// Table and EncodedName name the region in WAL entries and errors.
 	Table       string
 	EncodedName string
-	// Families are created if new and must include every existing family.
-	// On reopen they may be left empty to use the stored descriptor.
+	// Families are created if new and must include every existing family
+	// (unless DropFamilies). On reopen they may be left empty to use the
+	// stored descriptor. A family that an existing region did not have
+	// starts empty, as with AddFamily.
 	Families []FamilyOptions
+	// DropFamilies makes Families the region's whole schema: a family the
+	// region has that Families leaves out is deleted with its data, as
+	// DeleteFamily does. A server whose table descriptor is the truth
+	// (regionsrv) opens its regions so, which finishes a family deletion
+	// that a crash interrupted.
+	DropFamilies bool
 	// Meta orders rows as hbase:meta's (encoding.MetaComparer: by table,
 	// then start key, then region id) instead of bytewise. It is fixed when
 	// the region is created.

@@ -94,11 +94,12 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 		if maxVersions <= 0 {
 			maxVersions = 1
 		}
-		maxVersions = min(maxVersions, w.s.opts.MaxVersions)
+		fo := w.s.options()
+		maxVersions = min(maxVersions, fo.MaxVersions)
 		opts := scanner.QueryOptions{
-			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now,
-			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: w.s.opts.MaxVersions,
-			MinVersions: w.s.opts.MinVersions,
+			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: fo.TTL.Milliseconds(), NowMillis: now,
+			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: fo.MaxVersions,
+			MinVersions: fo.MinVersions,
 			ReuseCells:  true,
 		}
 		err = gt.ss.Reset(r.cmp, scanners, opts)
@@ -155,23 +156,24 @@ func (r *Region) wantedStores(columns []Column) ([]storeWant, error) {
 // appendWantedStores is wantedStores appending to wants, with the
 // qualifiers of every store appended to cols.
 func (r *Region) appendWantedStores(wants []storeWant, cols [][]byte, columns []Column) ([]storeWant, [][]byte, error) {
+	set := r.storeSet()
 	if len(columns) == 0 {
-		for _, s := range r.stores {
+		for _, s := range set.stores {
 			wants = append(wants, storeWant{s: s})
 		}
 		return wants, cols, nil
 	}
 	for _, c := range columns {
-		if r.byFamily[string(c.Family)] == nil {
+		if set.byFamily[string(c.Family)] == nil {
 			return wants, cols, errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", c.Family, r.dir)
 		}
 	}
 	// Stores are few: a pass over the columns per store needs no map.
-	for _, s := range r.stores {
+	for _, s := range set.stores {
 		named, whole := false, false
 		from := len(cols)
 		for _, c := range columns {
-			if string(c.Family) != s.opts.Name {
+			if string(c.Family) != s.name {
 				continue
 			}
 			named = true

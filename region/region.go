@@ -36,8 +36,14 @@ type Region struct {
 	cache    hfile.Cache
 	ownCache *Cache
 
-	stores   []*Store // sorted by family name
-	byFamily map[string]*Store
+	env  storeEnv // what every store of the region shares
+	meta bool     // the region is hbase:meta's (fixed at creation)
+	// set is the region's families (see storeSet): AddFamily and
+	// DeleteFamily replace it while holding updates exclusively.
+	set atomic.Pointer[storeSet]
+	// adminMu serializes AddFamily, DeleteFamily, ModifyFamily (and their
+	// rewrites of .regioninfo) and RollWAL with each other and with Close.
+	adminMu sync.Mutex
 
 	mvcc *mvcc.Control
 	// walBroken is set when a WAL call failed and the writer may be
@@ -57,6 +63,7 @@ type Region struct {
 	flushedCh chan struct{} // closed and replaced after each flush
 	flushedMu sync.Mutex
 	flushErr  atomic.Pointer[error]
+	lastFlush atomic.Int64 // unix millis of the last flush that wrote something, or of the open
 	closed    atomic.Bool
 	closeOnce sync.Once
 	bgDone    chan struct{}
@@ -70,6 +77,9 @@ type Region struct {
 	stats       stats
 	encodedKey  []byte
 	tableKey    []byte
+
+	// Compactions running now, for Compacting.
+	minorRunning, majorRunning atomic.Int32
 }
 
 type stats struct {
@@ -107,6 +117,9 @@ type Stats struct {
 	// (zero without one). A Cache shared by several regions counts for all
 	// of them.
 	BlockCache CacheStats
+	// LastFlush is when the last flush that wrote a store file finished,
+	// or when the region was opened if none has since.
+	LastFlush time.Time
 }
 
 // ErrClosed is returned by operations on a closed region.
@@ -154,6 +167,9 @@ type familyRecord struct {
 	CompactionCompression      *uint32 `json:",omitempty"`
 	MajorCompactionCompression *uint32 `json:",omitempty"`
 	MinorCompactionCompression *uint32 `json:",omitempty"`
+	// CreatedSeq is Store.createdSeq: WAL entries of the family up to it
+	// are an earlier family's.
+	CreatedSeq uint64 `json:",omitempty"`
 }
 
 func recordOf(f FamilyOptions) familyRecord {
@@ -201,15 +217,15 @@ func Open(dir string, o Options) (*Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	families, meta, err := loadDescriptor(fs, dir, opts)
+	plan, err := loadDescriptor(fs, dir, opts)
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
+	meta := plan.meta
 	r := &Region{
-		dir: dir, opts: opts, fs: fs, cmp: encoding.InnerStoreComparer, log: opts.Logger,
-		byFamily: map[string]*Store{}, flushReq: make(chan struct{}, 1),
-		flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
+		dir: dir, opts: opts, fs: fs, cmp: encoding.InnerStoreComparer, log: opts.Logger, meta: meta,
+		flushReq: make(chan struct{}, 1), flushedCh: make(chan struct{}), bgDone: make(chan struct{}), stop: make(chan struct{}),
 		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
 		compactReq: make(chan struct{}, 1), compactDone: make(chan struct{}),
 	}
@@ -238,19 +254,8 @@ func Open(dir string, o Options) (*Region, error) {
 		}
 		r.cache = r.ownCache.hfileCache()
 	}
-	env := storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate}
-	for _, f := range families {
-		s, err := openStore(env, filepath.Join(dir, f.Name), f)
-		if err != nil {
-			r.closeStores()
-			r.closeOwnCache()
-			lock.Close()
-			return nil, err
-		}
-		r.stores = append(r.stores, s)
-		r.byFamily[f.Name] = s
-	}
-	if err := r.recover(); err != nil {
+	r.env = storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate}
+	fail := func(err error) (*Region, error) {
 		if m := opts.MemstoreLimit; m != nil {
 			m.add(-r.memSize.Load()) // what the replay counted
 		}
@@ -259,6 +264,50 @@ func Open(dir string, o Options) (*Region, error) {
 		lock.Close()
 		return nil, err
 	}
+	var stores []*Store
+	fresh := map[*Store]bool{}
+	r.set.Store(newStoreSet(nil))
+	for _, f := range plan.families {
+		fdir := filepath.Join(dir, f.opts.Name)
+		if f.fresh {
+			// A family new to an existing region starts empty, whatever a
+			// deleted family of the same name left.
+			if err := r.removeFamilyDir(fdir); err != nil {
+				return fail(err)
+			}
+		}
+		s, err := openStore(r.env, fdir, f.opts)
+		if err != nil {
+			return fail(err)
+		}
+		s.createdSeq = f.createdSeq
+		stores = append(stores, s)
+		r.set.Store(newStoreSet(append([]*Store(nil), stores...)))
+		if f.fresh {
+			fresh[s] = true
+		}
+	}
+	if err := r.recover(fresh); err != nil {
+		return fail(err)
+	}
+	// Only now is the write point of a fresh family known. The descriptor
+	// is written before the region takes writes, and before the dropped
+	// families' directories go (so that a crash in between leaves them
+	// dropped).
+	for s := range fresh {
+		s.createdSeq = encoding.SeqNum(r.mvcc.WritePoint())
+	}
+	if err := r.writeDescriptor(r.storeSet()); err != nil {
+		r.wal.Close()
+		return fail(err)
+	}
+	for _, name := range plan.dropped {
+		r.log.Info("region: dropping a family that is not in the options", "region", dir, "family", name)
+		if err := vfs.RemoveAll(fs, filepath.Join(dir, name)); err != nil {
+			r.log.Warn("region: removing a dropped family's directory", "region", dir, "family", name, "err", err)
+		}
+	}
+	r.lastFlush.Store(r.now())
 	if m := opts.MemstoreLimit; m != nil {
 		m.register(r)
 	}
@@ -270,83 +319,102 @@ func Open(dir string, o Options) (*Region, error) {
 	return r, nil
 }
 
+// openPlan is what Open makes of the options and .regioninfo.
+type openPlan struct {
+	families []plannedFamily // sorted by name
+	dropped  []string        // stored families to remove (Options.DropFamilies)
+	meta     bool
+}
+
+type plannedFamily struct {
+	opts       FamilyOptions
+	createdSeq encoding.SeqNum
+	// fresh is set for a family that an existing region did not have.
+	fresh bool
+}
+
 // loadDescriptor reconciles the families of opts with those .regioninfo
-// holds, writes the result back, and returns the families (sorted by name)
-// and whether the region is hbase:meta's.
-func loadDescriptor(fs vfs.FS, dir string, opts Options) ([]FamilyOptions, bool, error) {
+// holds (Open writes the result back once the WAL is replayed).
+func loadDescriptor(fs vfs.FS, dir string, opts Options) (openPlan, error) {
 	path := filepath.Join(dir, descriptorFile)
 	var stored *descriptor
 	if b, err := vfs.ReadFile(fs, path); err == nil {
 		stored = &descriptor{}
 		if err := json.Unmarshal(b, stored); err != nil {
-			return nil, false, errors.Mark(errors.Wrapf(err, "region: reading %s", path), ErrCorruption)
+			return openPlan{}, errors.Mark(errors.Wrapf(err, "region: reading %s", path), ErrCorruption)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, false, errors.Wrap(err, "region: open")
+		return openPlan{}, errors.Wrap(err, "region: open")
 	}
-	meta := opts.Meta
-	var fams []FamilyOptions
+	plan := openPlan{meta: opts.Meta}
 	for _, f := range opts.Families {
 		f = f.withDefaults()
 		if err := f.validate(); err != nil {
-			return nil, false, err
+			return openPlan{}, err
 		}
-		fams = append(fams, f)
+		plan.families = append(plan.families, plannedFamily{opts: f})
 	}
 	if stored != nil {
-		if len(fams) == 0 {
+		if len(plan.families) == 0 {
 			for _, rec := range stored.Families {
-				fams = append(fams, rec.options())
+				plan.families = append(plan.families, plannedFamily{opts: rec.options(), createdSeq: encoding.SeqNum(rec.CreatedSeq)})
 			}
 		} else {
-			// Every stored family must still be there: dropping one would
-			// orphan its files.
-			have := map[string]bool{}
-			for _, f := range fams {
-				have[f.Name] = true
+			// Every stored family must still be there, unless the caller
+			// drops those it left out: dropping one by mistake would lose
+			// its data.
+			have := map[string]int{}
+			for i, f := range plan.families {
+				have[f.opts.Name] = i
+				plan.families[i].fresh = true
 			}
-			for _, f := range stored.Families {
-				if !have[f.Name] {
-					return nil, false, invalidArgf("region: family %q exists in %s but is not in the options", f.Name, dir)
+			for _, rec := range stored.Families {
+				i, ok := have[rec.Name]
+				switch {
+				case ok:
+					plan.families[i].fresh = false
+					plan.families[i].createdSeq = encoding.SeqNum(rec.CreatedSeq)
+				case opts.DropFamilies:
+					plan.dropped = append(plan.dropped, rec.Name)
+				default:
+					return openPlan{}, invalidArgf("region: family %q exists in %s but is not in the options", rec.Name, dir)
 				}
 			}
 		}
-		meta = stored.Meta
+		plan.meta = stored.Meta
 	}
-	if len(fams) == 0 {
-		return nil, false, invalidArgf("region: no column families for new region %s", dir)
+	if len(plan.families) == 0 {
+		return openPlan{}, invalidArgf("region: no column families for new region %s", dir)
 	}
-	sort.Slice(fams, func(i, j int) bool { return fams[i].Name < fams[j].Name })
-	for i := 1; i < len(fams); i++ {
-		if fams[i].Name == fams[i-1].Name {
-			return nil, false, invalidArgf("region: duplicate family %q", fams[i].Name)
+	sort.Slice(plan.families, func(i, j int) bool { return plan.families[i].opts.Name < plan.families[j].opts.Name })
+	for i := 1; i < len(plan.families); i++ {
+		if plan.families[i].opts.Name == plan.families[i-1].opts.Name {
+			return openPlan{}, invalidArgf("region: duplicate family %q", plan.families[i].opts.Name)
 		}
 	}
-	desc := descriptor{Table: opts.Table, Meta: meta}
-	for _, f := range fams {
-		desc.Families = append(desc.Families, recordOf(f))
-	}
-	b, err := json.MarshalIndent(desc, "", "  ")
-	if err != nil {
-		return nil, false, errors.Wrap(err, "region: descriptor")
-	}
-	if err := vfs.WriteFileAtomic(fs, path, b); err != nil {
-		return nil, false, errors.Wrap(err, "region: writing descriptor")
-	}
-	return fams, meta, nil
+	return plan, nil
 }
 
 // recover replays the WAL into the memstores and opens the WAL for writing.
-func (r *Region) recover() error {
+// Nothing is replayed into the fresh families (new to an existing region):
+// what the WAL holds of their names is an earlier family's.
+func (r *Region) recover(fresh map[*Store]bool) error {
 	walDir := filepath.Join(r.dir, "wal")
 	var maxSeq, minFlushed encoding.SeqNum
 	minFlushed = ^encoding.SeqNum(0)
-	flushed := make(map[string]encoding.SeqNum, len(r.stores))
-	for _, s := range r.stores {
+	set := r.storeSet()
+	// skip is, per family, the sequence id up to which its WAL entries are
+	// not replayed: those in its store files, and those of an earlier
+	// family of its name.
+	skip := make(map[string]encoding.SeqNum, len(set.stores))
+	for _, s := range set.stores {
 		m := s.maxFlushedSeq()
-		flushed[s.opts.Name] = m
-		maxSeq = max(maxSeq, m)
+		maxSeq = max(maxSeq, m, s.createdSeq)
 		minFlushed = min(minFlushed, m)
+		skip[s.name] = max(m, s.createdSeq)
+		if fresh[s] {
+			skip[s.name] = ^encoding.SeqNum(0)
+		}
 	}
 	if _, err := r.fs.Stat(walDir); err == nil {
 		stats, err := wal.ReplayFS(r.fs, walDir, uint64(minFlushed), func(key *wal.Key, edit *wal.Edit) error {
@@ -354,9 +422,9 @@ func (r *Region) recover() error {
 			maxSeq = max(maxSeq, seq)
 			for i := range edit.Cells {
 				kv := &edit.Cells[i]
-				s := r.byFamily[string(kv.Family)]
-				if s == nil || seq <= flushed[s.opts.Name] {
-					continue // unknown family, or already in a store file
+				s := set.byFamily[string(kv.Family)]
+				if s == nil || seq <= skip[s.name] {
+					continue // unknown family, already in a store file, or an earlier family's
 				}
 				kv.SeqNum = seq
 				r.addMemSize(s.mem.Add(kv).DataSize)
@@ -455,11 +523,12 @@ func (r *Region) noteWALError() {
 	}
 }
 
-// Families returns the families' options.
+// Families returns the families' options, sorted by name.
 func (r *Region) Families() []FamilyOptions {
-	out := make([]FamilyOptions, len(r.stores))
-	for i, s := range r.stores {
-		out[i] = s.opts
+	set := r.storeSet()
+	out := make([]FamilyOptions, len(set.stores))
+	for i, s := range set.stores {
+		out[i] = s.Options()
 	}
 	return out
 }
@@ -468,7 +537,7 @@ func (r *Region) Families() []FamilyOptions {
 func (r *Region) Dir() string { return r.dir }
 
 // Store returns the store of family, nil if there is none.
-func (r *Region) Store(family string) *Store { return r.byFamily[family] }
+func (r *Region) Store(family string) *Store { return r.storeSet().byFamily[family] }
 
 // Stats returns the region's counters.
 func (r *Region) Stats() Stats {
@@ -486,8 +555,9 @@ func (r *Region) Stats() Stats {
 		WALTornTails:     r.stats.walTornTails.Load(),
 		WALTornBytes:     r.stats.walTornBytes.Load(),
 		WAL:              r.wal.Metrics(),
+		LastFlush:        time.UnixMilli(r.lastFlush.Load()),
 	}
-	for _, s := range r.stores {
+	for _, s := range r.storeSet().stores {
 		for _, f := range s.Files() {
 			st.StoreFiles++
 			st.StoreFileSize += f.Reader.Size()
@@ -504,6 +574,9 @@ func (r *Region) Stats() Stats {
 func (r *Region) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
+		// No family changes or WAL rolls while closing, nor after.
+		r.adminMu.Lock()
+		defer r.adminMu.Unlock()
 		ferr := r.Flush()
 		// Writers check closed under the updates lock, so once it is
 		// released here none can reach the WAL.
@@ -514,6 +587,13 @@ func (r *Region) Close() error {
 		close(r.stop)
 		<-r.bgDone
 		<-r.compactDone
+		// A compaction a caller runs (CompactStores) may still be
+		// publishing its file: wait for it (its context is canceled, and
+		// one that starts now sees the region closed).
+		for _, s := range r.storeSet().stores {
+			s.compactMu.Lock()
+			s.compactMu.Unlock()
+		}
 		var werr error
 		if r.wal.Err() != nil {
 			// Cut the failed (never acknowledged) entries from the log
@@ -542,7 +622,7 @@ func (r *Region) closeOwnCache() {
 }
 
 func (r *Region) closeStores() {
-	for _, s := range r.stores {
+	for _, s := range r.storeSet().stores {
 		s.close()
 	}
 }

@@ -79,7 +79,7 @@ func TestPutGetFlushReopen(t *testing.T) {
 	defer r2.Close()
 	require.Equal(t, "newer", string(getValue(t, r2, "row000", "f", "q")))
 	require.Equal(t, "vrow001", string(getValue(t, r2, "row001", "f", "q")))
-	require.Equal(t, encoding.EncodingFastDiff, r2.Store("g").opts.Encoding)
+	require.Equal(t, encoding.EncodingFastDiff, r2.Store("g").Options().Encoding)
 	for _, f := range r2.Store("g").Files() {
 		require.Equal(t, encoding.EncodingFastDiff, f.Reader.Encoding())
 		require.Equal(t, hfile.CompressionSnappy, f.Reader.Trailer().CompressionCodec)

@@ -128,11 +128,12 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		if maxVersions <= 0 {
 			maxVersions = 1
 		}
+		fo := w.s.options()
 		err = rs.ss.Reset(r.cmp, scanners, scanner.QueryOptions{
-			MaxVersions: min(maxVersions, w.s.opts.MaxVersions), TimeRange: s.TimeRange,
-			TTLMillis: w.s.opts.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
+			MaxVersions: min(maxVersions, fo.MaxVersions), TimeRange: s.TimeRange,
+			TTLMillis: fo.TTL.Milliseconds(), NowMillis: now, Columns: w.cols,
 			StartRow: s.StartRow, StartExclusive: s.StartExclusive, StopRow: s.StopRow, StopInclusive: s.StopInclusive,
-			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: w.s.opts.MaxVersions, MinVersions: w.s.opts.MinVersions,
+			Reversed: s.Reversed, Filter: s.Filter, FamilyMaxVersions: fo.MaxVersions, MinVersions: fo.MinVersions,
 			// Cells are copied into each Result (or not at all by NextInto's
 			// caller-owned one), so the store scanners reuse their memory.
 			ReuseCells: true,

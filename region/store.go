@@ -67,7 +67,11 @@ var fileIDs atomic.Uint64
 // Store is one column family of a region: a memstore and its files
 // (HBase's HStore).
 type Store struct {
-	opts  FamilyOptions
+	name string // the family's name, fixed for the store's life
+	// opts are the family's options. Region.ModifyFamily replaces them
+	// whole; a flush, compaction or read takes them once (options) and
+	// works with that one version throughout.
+	opts  atomic.Pointer[FamilyOptions]
 	dir   string
 	fs    vfs.FS
 	cmp   *encoding.Comparer
@@ -95,7 +99,23 @@ type Store struct {
 	// only in the active segment). Guarded by the region's flushMu.
 	snapID  uint64
 	snapSeq encoding.SeqNum
+
+	// createdSeq is the region's write point when the family was added to
+	// a region that already existed: WAL entries up to it belong to an
+	// earlier family of the same name (deleted, then added again), so
+	// replay skips them. Zero for families the region was created with.
+	// Fixed for the store's life.
+	createdSeq encoding.SeqNum
+	// dropped is set by Region.DeleteFamily once the store has left the
+	// region: a flush or compaction that still holds it does nothing.
+	dropped atomic.Bool
 }
+
+// options returns the family's current options (not to be modified).
+func (s *Store) options() *FamilyOptions { return s.opts.Load() }
+
+// Options returns the family's current options.
+func (s *Store) Options() FamilyOptions { return *s.opts.Load() }
 
 // snapshotSeq returns the sequence id a flush of snap covers, writePoint if
 // snap was taken now, and whether snap is one a failed flush left.
@@ -120,14 +140,15 @@ type storeEnv struct {
 
 func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 	fs := env.fs
-	s := &Store{opts: opts, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
+	s := &Store{name: opts.Name, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
 		log: env.log, bloomErrorRate: env.bloomErrorRate}
+	s.opts.Store(&opts)
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
+		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	names, err := fs.List(dir)
 	if err != nil {
-		return nil, errors.Wrapf(err, "region: store %s", opts.Name)
+		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	for _, name := range names {
 		if !strings.HasSuffix(name, storeFileSuffix) {
@@ -152,17 +173,17 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 	id := fileIDs.Add(1)
 	f, err := s.fs.Open(path)
 	if err != nil {
-		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
+		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, errors.Wrapf(err, "region: store %s: %s", s.opts.Name, path)
+		return nil, errors.Wrapf(err, "region: store %s: %s", s.name, path)
 	}
-	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.opts.InMemory, Logger: s.log})
+	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.options().InMemory, Logger: s.log})
 	if err != nil {
 		f.Close()
-		return nil, errors.Wrapf(err, "region: store %s", s.opts.Name)
+		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: f}
 	sf.refs.Store(1)
@@ -187,7 +208,7 @@ func (s *Store) maxFlushedSeq() encoding.SeqNum {
 }
 
 // Name returns the family name.
-func (s *Store) Name() string { return s.opts.Name }
+func (s *Store) Name() string { return s.name }
 
 // Files returns the current store files, oldest first.
 func (s *Store) Files() []*StoreFile {
@@ -239,7 +260,7 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 
 	files := rd.files[from:]
 	// BLOCKCACHE=false: this family's data blocks stay out of the cache.
-	cacheBlocks = cacheBlocks && !s.opts.NoBlockCache
+	cacheBlocks = cacheBlocks && !s.options().NoBlockCache
 	if cap(rd.mems) < len(rd.segs) {
 		rd.mems = make([]scanner.MemStoreScanner, len(rd.segs))
 	}
@@ -285,7 +306,7 @@ func (s *Store) mayContain(f *StoreFile, row, qualifier []byte) (bool, error) {
 	var ok bool
 	var err error
 	if qualifier != nil {
-		ok, err = f.Reader.MayContainRowCol(row, []byte(s.opts.Name), qualifier)
+		ok, err = f.Reader.MayContainRowCol(row, []byte(s.name), qualifier)
 	} else {
 		ok, err = f.Reader.MayContainRow(row)
 	}
@@ -308,14 +329,14 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 		return nil, nil
 	}
 	name := newFileName()
-	tmp := filepath.Join(tmpDir, s.opts.Name+"-"+name)
+	tmp := filepath.Join(tmpDir, s.name+"-"+name)
 	if err := s.writeFile(tmp, snap, flushSeq, now); err != nil {
 		s.removeQuietly(tmp)
 		return nil, err
 	}
 	sf, err := s.publish(tmp, name)
 	if err != nil {
-		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.opts.Name)
+		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.name)
 	}
 	s.mu.Lock()
 	s.files = append(s.files, sf)
@@ -358,7 +379,7 @@ func (s *Store) removeQuietly(path string) {
 func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum, now int64) error {
 	f, err := s.fs.Create(path)
 	if err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+		return errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	defer f.Close()
 	it := snap.Segment.NewScanner(math.MaxUint64)
@@ -369,19 +390,20 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 		tags = len(kv.Tags) > 0
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
+	o := s.options()
 	w, err := hfile.NewWriter(bw, hfile.WriterOptions{
-		BlockSize:   s.opts.BlockSize,
-		Encoding:    s.opts.Encoding,
-		Compression: s.opts.Compression,
-		BloomType:   s.opts.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate,
+		BlockSize:   o.BlockSize,
+		Encoding:    o.Encoding,
+		Compression: o.Compression,
+		BloomType:   o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate,
 		Comparer:     s.cmp,
 		IncludesTags: tags,
 	})
 	if err != nil {
 		return err
 	}
-	err = s.flushCells(snap, now, func(kv *encoding.KeyValue) error {
-		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.opts.Name)
+	err = s.flushCells(snap, o, now, func(kv *encoding.KeyValue) error {
+		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.name)
 	})
 	if err != nil {
 		return err
@@ -393,13 +415,13 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 		return err
 	}
 	if err := w.Close(); err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+		return errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	if err := bw.Flush(); err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.opts.Name)
+		return errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	if err := f.Sync(); err != nil {
-		return errors.Wrapf(err, "region: syncing flush of %s", s.opts.Name)
+		return errors.Wrapf(err, "region: syncing flush of %s", s.name)
 	}
 	return nil
 }
@@ -415,17 +437,19 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 // bring dropped versions back.) Without MIN_VERSIONS expired markers go
 // too, as in HBase: they can only mask expired cells. With it they stay,
 // since the versions it keeps past the TTL may be theirs to mask.
-func (s *Store) flushCells(snap *memstore.Snapshot, now int64, emit func(*encoding.KeyValue) error) error {
+//
+// o are the family's options the flush writes with.
+func (s *Store) flushCells(snap *memstore.Snapshot, o *FamilyOptions, now int64, emit func(*encoding.KeyValue) error) error {
 	raw := snap.Segment.NewScanner(math.MaxUint64)
 	defer raw.Close()
-	ttl := s.opts.TTL.Milliseconds()
+	ttl := o.TTL.Milliseconds()
 	oldest := int64(math.MinInt64) // markers older than this are dropped
-	if ttl > 0 && s.opts.MinVersions == 0 {
+	if ttl > 0 && o.MinVersions == 0 {
 		oldest = now - ttl
 	}
 	ss, err := scanner.NewStoreScanner(s.cmp,
 		[]scanner.KeyValueScanner{scanner.NewMemStoreScanner(snap.Segment.NewScanner(math.MaxUint64), 0)},
-		scanner.QueryOptions{MaxVersions: s.opts.MaxVersions, MinVersions: s.opts.MinVersions,
+		scanner.QueryOptions{MaxVersions: o.MaxVersions, MinVersions: o.MinVersions,
 			TTLMillis: ttl, NowMillis: now, ReuseCells: true})
 	if err != nil {
 		return err

@@ -314,9 +314,12 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		return errors.Wrapf(walErr, "region %s: WAL", r.dir)
 	}
 	var added int64
+	// The caller holds r.updates, so this is the set its cells were
+	// checked against.
+	set := r.storeSet()
 	for i := range cells {
 		cells[i].SeqNum = encoding.SeqNum(seq)
-		added += r.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
+		added += set.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
 	}
 	r.addMemSize(added)
 	completed = true
@@ -338,7 +341,7 @@ func (r *Region) checkRowAndFamily(row, family []byte) error {
 	if err := r.checkRow(row); err != nil {
 		return err
 	}
-	if r.byFamily[string(family)] == nil {
+	if r.storeSet().byFamily[string(family)] == nil {
 		return errors.Wrapf(ErrNoSuchFamily, "family %q in region %s", family, r.dir)
 	}
 	return nil
@@ -369,11 +372,11 @@ func (r *Region) putCells(dst []encoding.KeyValue, p *Put, now int64) ([]encodin
 func (r *Region) deleteCells(dst []encoding.KeyValue, d *Delete, now int64) ([]encoding.KeyValue, error) {
 	if len(d.Cells) == 0 {
 		// Delete the whole row: a DeleteFamily marker in every family.
-		for _, s := range r.stores {
-			if err := r.checkRowAndFamily(d.Row, []byte(s.opts.Name)); err != nil {
+		for _, s := range r.storeSet().stores {
+			if err := r.checkRowAndFamily(d.Row, []byte(s.name)); err != nil {
 				return nil, err
 			}
-			dst = append(dst, encoding.KeyValue{Row: d.Row, Family: []byte(s.opts.Name), Timestamp: now, Type: encoding.TypeDeleteFamily})
+			dst = append(dst, encoding.KeyValue{Row: d.Row, Family: []byte(s.name), Timestamp: now, Type: encoding.TypeDeleteFamily})
 		}
 		return dst, nil
 	}
@@ -604,6 +607,13 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 	defer r.updates.RUnlock()
 	if r.closed.Load() {
 		return ErrClosed
+	}
+	// The families were checked before the row lock; a DeleteFamily may
+	// have run since.
+	for i := range cells {
+		if err := r.checkRowAndFamily(cells[i].Row, cells[i].Family); err != nil {
+			return err
+		}
 	}
 	r.stats.puts.Add(1)
 	return r.commitLocked(s, cells, dur, now)

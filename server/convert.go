@@ -90,8 +90,9 @@ func checkRow(row []byte) error {
 }
 
 func (hr *hostedRegion) checkFamily(f []byte) error {
-	for i := range hr.table.families {
-		if hr.table.families[i].Name == string(f) {
+	fams := hr.table.families()
+	for i := range fams {
+		if fams[i].Name == string(f) {
 			return nil
 		}
 	}
@@ -227,7 +228,7 @@ func (m *mutation) resolve(hr *hostedRegion) error {
 		return check(m.put.Cells)
 	case m.del != nil:
 		if m.rowDeleteTS != 0 && len(m.del.Cells) == 0 {
-			for _, f := range hr.table.families {
+			for _, f := range hr.table.families() {
 				m.del.AddFamily([]byte(f.Name), m.rowDeleteTS)
 			}
 			m.rowDeleteTS = 0

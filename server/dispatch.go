@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"time"
 
@@ -13,13 +14,14 @@ import (
 const (
 	ClientService     = "ClientService"
 	MasterService     = "MasterService"
+	AdminService      = "AdminService"
 	ClientMetaService = "ClientMetaService"
 )
 
 // Serves implements ipc.Handler.
 func (s *Server) Serves(service string) bool {
 	switch service {
-	case ClientService, MasterService, ClientMetaService:
+	case ClientService, MasterService, AdminService, ClientMetaService:
 		return true
 	}
 	return false
@@ -35,11 +37,26 @@ var clientMethods = map[string]methodFunc{
 }
 
 var masterMethods = map[string]methodFunc{
-	"CreateTable":                     (*Server).handleCreateTable,
-	"DeleteTable":                     (*Server).handleDeleteTable,
-	"EnableTable":                     (*Server).handleEnableTable,
-	"DisableTable":                    (*Server).handleDisableTable,
-	"TruncateTable":                   (*Server).handleTruncateTable,
+	"CreateTable":   (*Server).handleCreateTable,
+	"DeleteTable":   (*Server).handleDeleteTable,
+	"EnableTable":   (*Server).handleEnableTable,
+	"DisableTable":  (*Server).handleDisableTable,
+	"TruncateTable": (*Server).handleTruncateTable,
+	// HBase's MasterService spells it so; TruncateTable stays for the
+	// clients that sent that.
+	"truncateTable":                   (*Server).handleTruncateTable,
+	"ModifyTable":                     (*Server).handleModifyTable,
+	"AddColumn":                       (*Server).handleAddColumn,
+	"ModifyColumn":                    (*Server).handleModifyColumn,
+	"DeleteColumn":                    (*Server).handleDeleteColumn,
+	"FlushTable":                      (*Server).handleFlushTable,
+	"ExecProcedure":                   (*Server).handleExecProcedure,
+	"IsProcedureDone":                 (*Server).handleIsProcedureDone,
+	"CreateNamespace":                 (*Server).handleCreateNamespace,
+	"DeleteNamespace":                 (*Server).handleDeleteNamespace,
+	"ModifyNamespace":                 (*Server).handleModifyNamespace,
+	"GetNamespaceDescriptor":          (*Server).handleGetNamespaceDescriptor,
+	"ListNamespaces":                  (*Server).handleListNamespaces,
 	"getProcedureResult":              (*Server).handleGetProcedureResult,
 	"GetTableNames":                   (*Server).handleGetTableNames,
 	"GetTableDescriptors":             (*Server).handleGetTableDescriptors,
@@ -52,6 +69,16 @@ var masterMethods = map[string]methodFunc{
 	"ListNamespaceDescriptors":        (*Server).handleListNamespaceDescriptors,
 	"ListTableNamesByNamespace":       (*Server).handleListTableNamesByNamespace,
 	"ListTableDescriptorsByNamespace": (*Server).handleListTableDescriptorsByNamespace,
+}
+
+var adminMethods = map[string]methodFunc{
+	"GetRegionInfo":   (*Server).handleGetRegionInfo,
+	"GetOnlineRegion": (*Server).handleGetOnlineRegion,
+	"GetServerInfo":   (*Server).handleGetServerInfo,
+	"GetStoreFile":    (*Server).handleGetStoreFile,
+	"FlushRegion":     (*Server).handleFlushRegion,
+	"CompactRegion":   (*Server).handleCompactRegion,
+	"RollWALWriter":   (*Server).handleRollWALWriter,
 }
 
 var registryMethods = map[string]methodFunc{
@@ -69,6 +96,8 @@ func (s *Server) ServeCall(_ context.Context, c *ipc.Call) (ipc.Reply, error) {
 		methods = clientMethods
 	case MasterService:
 		methods = masterMethods
+	case AdminService:
+		methods = adminMethods
 	case ClientMetaService:
 		methods = registryMethods
 	}
@@ -201,7 +230,7 @@ func (s *Server) handleGetTableDescriptors(c *ipc.Call) (ipc.Reply, error) {
 	}
 	resp := &hbasepb.GetTableDescriptorsResponse{}
 	for _, t := range ts {
-		resp.TableSchema = append(resp.TableSchema, t.schema)
+		resp.TableSchema = append(resp.TableSchema, t.schema())
 	}
 	return ipc.Reply{Msg: resp}, nil
 }
@@ -255,7 +284,7 @@ func (s *Server) handleMoveRegion(c *ipc.Call) (ipc.Reply, error) {
 	}
 	s.mu.RUnlock()
 	if hr == nil {
-		return ipc.Reply{}, ipc.Errorf("org.apache.hadoop.hbase.UnknownRegionException", "%s", req.GetRegion().GetValue())
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassUnknownRegionException, "%s", req.GetRegion().GetValue())
 	}
 	return ipc.Reply{Msg: &hbasepb.MoveRegionResponse{}}, nil
 }
@@ -265,15 +294,175 @@ func (s *Server) handleIsMasterRunning(c *ipc.Call) (ipc.Reply, error) {
 }
 
 func (s *Server) handleListNamespaceDescriptors(c *ipc.Call) (ipc.Reply, error) {
-	return ipc.Reply{Msg: &hbasepb.ListNamespaceDescriptorsResponse{NamespaceDescriptor: []*hbasepb.NamespaceDescriptor{
-		{Name: []byte(defaultNamespace)}, {Name: []byte(systemNamespace)}}}}, nil
+	return ipc.Reply{Msg: &hbasepb.ListNamespaceDescriptorsResponse{NamespaceDescriptor: s.namespaceDescriptors()}}, nil
 }
 
-func checkNamespace(ns string) error {
-	if ns != defaultNamespace && ns != systemNamespace {
-		return ipc.Errorf(ipc.ClassNamespaceNotFoundException, "%s", ns)
+func (s *Server) handleListNamespaces(c *ipc.Call) (ipc.Reply, error) {
+	resp := &hbasepb.ListNamespacesResponse{}
+	for _, d := range s.namespaceDescriptors() {
+		resp.NamespaceName = append(resp.NamespaceName, string(d.GetName()))
 	}
-	return nil
+	return ipc.Reply{Msg: resp}, nil
+}
+
+func (s *Server) handleGetNamespaceDescriptor(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetNamespaceDescriptorRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	d, err := s.getNamespace(req.GetNamespaceName())
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.GetNamespaceDescriptorResponse{NamespaceDescriptor: d}}, nil
+}
+
+func (s *Server) handleCreateNamespace(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.CreateNamespaceRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.createNamespace(req.GetNamespaceDescriptor()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.CreateNamespaceResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleModifyNamespace(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ModifyNamespaceRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.modifyNamespace(req.GetNamespaceDescriptor()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.ModifyNamespaceResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleDeleteNamespace(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.DeleteNamespaceRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.deleteNamespace(req.GetNamespaceName()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.DeleteNamespaceResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleModifyTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ModifyTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.modifyTable(req) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.ModifyTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleAddColumn(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.AddColumnRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.addColumn(req) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.AddColumnResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleModifyColumn(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ModifyColumnRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.modifyColumn(req) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.ModifyColumnResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleDeleteColumn(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.DeleteColumnRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.deleteColumn(req) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.DeleteColumnResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+func (s *Server) handleFlushTable(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.FlushTableRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.flushTable(req.GetTableName(), req.GetColumnFamily()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.FlushTableResponse{ProcId: proto.Uint64(id)}}, nil
+}
+
+// flushTableProc is the signature of HBase's MasterFlushTableProcedureManager,
+// which Admin.flush(table) of clients before 2.6 runs through ExecProcedure
+// (and 2.6 clients when FlushTable fails).
+const flushTableProc = "flush-table-proc"
+
+// execProcedureTimeout is the expected_timeout HBase's ExecProcedure
+// answers (SnapshotDescriptionUtils.DEFAULT_MAX_WAIT_TIME, ms).
+const execProcedureTimeout = 300000
+
+func (s *Server) handleExecProcedure(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.ExecProcedureRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	desc := req.GetProcedure()
+	if desc.GetSignature() != flushTableProc {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassDoNotRetryIOException, "The procedure is not registered: %s", desc.GetSignature())
+	}
+	name, err := ParseTableName(desc.GetInstance())
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	var families [][]byte
+	for _, kv := range desc.GetConfiguration() {
+		// HConstants.FAMILY_KEY_STR: the families, comma-separated.
+		if kv.GetName() == "family" {
+			for _, f := range bytes.Split([]byte(kv.GetValue()), []byte(",")) {
+				if len(f) > 0 {
+					families = append(families, f)
+				}
+			}
+		}
+	}
+	// The flush runs to the end before the answer, so IsProcedureDone
+	// finds it done.
+	if err := s.flushTable(name.PB(), families); err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.ExecProcedureResponse{ExpectedTimeout: proto.Int64(execProcedureTimeout)}}, nil
+}
+
+func (s *Server) handleIsProcedureDone(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.IsProcedureDoneRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	if sig := req.GetProcedure().GetSignature(); sig != flushTableProc {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassDoNotRetryIOException, "The procedure is not registered: %s", sig)
+	}
+	return ipc.Reply{Msg: &hbasepb.IsProcedureDoneResponse{Done: proto.Bool(true)}}, nil
 }
 
 func (s *Server) handleListTableNamesByNamespace(c *ipc.Call) (ipc.Reply, error) {
@@ -281,7 +470,7 @@ func (s *Server) handleListTableNamesByNamespace(c *ipc.Call) (ipc.Reply, error)
 	if err := decode(c, req); err != nil {
 		return ipc.Reply{}, err
 	}
-	if err := checkNamespace(req.GetNamespaceName()); err != nil {
+	if err := s.checkNamespace(req.GetNamespaceName()); err != nil {
 		return ipc.Reply{}, err
 	}
 	ts, _ := s.listTables(nil, true, req.GetNamespaceName(), nil)
@@ -297,13 +486,13 @@ func (s *Server) handleListTableDescriptorsByNamespace(c *ipc.Call) (ipc.Reply, 
 	if err := decode(c, req); err != nil {
 		return ipc.Reply{}, err
 	}
-	if err := checkNamespace(req.GetNamespaceName()); err != nil {
+	if err := s.checkNamespace(req.GetNamespaceName()); err != nil {
 		return ipc.Reply{}, err
 	}
 	ts, _ := s.listTables(nil, true, req.GetNamespaceName(), nil)
 	resp := &hbasepb.ListTableDescriptorsByNamespaceResponse{}
 	for _, t := range ts {
-		resp.TableSchema = append(resp.TableSchema, t.schema)
+		resp.TableSchema = append(resp.TableSchema, t.schema())
 	}
 	return ipc.Reply{Msg: resp}, nil
 }

@@ -33,7 +33,7 @@ func FuzzServeCall(f *testing.F) {
 	for _, set := range []struct {
 		svc string
 		m   map[string]methodFunc
-	}{{ClientService, clientMethods}, {MasterService, masterMethods}, {ClientMetaService, registryMethods}} {
+	}{{ClientService, clientMethods}, {MasterService, masterMethods}, {AdminService, adminMethods}, {ClientMetaService, registryMethods}} {
 		for name := range set.m {
 			methods = append(methods, name)
 			services[name] = set.svc

@@ -103,9 +103,6 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 	if err != nil {
 		return err
 	}
-	if name.Namespace != defaultNamespace && name.Namespace != systemNamespace {
-		return ipc.Errorf(ipc.ClassNamespaceNotFoundException, "namespace %s does not exist", name.Namespace)
-	}
 	fams, err := tableFamilies(schema)
 	if err != nil {
 		return err
@@ -116,6 +113,10 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 	}
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
+	// Under ddl, so that a DeleteNamespace cannot come in between.
+	if err := s.checkNamespace(name.Namespace); err != nil {
+		return err
+	}
 	if s.tableByName(name) != nil {
 		return ipc.Errorf(ipc.ClassTableExistsException, "%s", name)
 	}
@@ -141,7 +142,7 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 		id = s.lastRegID + 1
 	}
 	s.lastRegID = id
-	t := &table{name: name, schema: schema, families: fams}
+	t := newTable(name, schema, fams)
 	t.setState(hbasepb.TableState_ENABLING)
 	bounds := append([][]byte{nil}, keys...)
 	for i, start := range bounds {
@@ -268,7 +269,7 @@ func (s *Server) truncateTable(pb *hbasepb.TableName, preserveSplits bool) error
 	if err != nil {
 		return err
 	}
-	schema := t.schema
+	schema := t.schema()
 	var splits [][]byte
 	if preserveSplits {
 		for _, hr := range t.regions[1:] {
@@ -350,7 +351,7 @@ func (s *Server) clusterStatus() *hbasepb.ClusterStatus {
 		st := r.Stats()
 		rl := &hbasepb.RegionLoad{
 			RegionSpecifier:    &hbasepb.RegionSpecifier{Type: hbasepb.RegionSpecifier_REGION_NAME.Enum(), Value: hr.name},
-			Stores:             proto.Uint32(uint32(len(hr.table.families))),
+			Stores:             proto.Uint32(uint32(len(hr.table.families()))),
 			Storefiles:         proto.Uint32(uint32(st.StoreFiles)),
 			StorefileSize_MB:   proto.Uint32(uint32(st.StoreFileSize >> 20)),
 			MemStoreSize_MB:    proto.Uint32(uint32(st.MemStoreSize >> 20)),

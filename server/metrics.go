@@ -47,7 +47,7 @@ func newMetrics(s *Server) *metrics {
 	}, []string{"method"})
 	m.reg.MustRegister(m.latency, m.failures, (*serverCollector)(m), prometheus.NewGoCollector())
 	m.observers = map[string]*lazyObserver{}
-	for _, set := range []map[string]methodFunc{clientMethods, masterMethods, registryMethods} {
+	for _, set := range []map[string]methodFunc{clientMethods, masterMethods, adminMethods, registryMethods} {
 		for name := range set {
 			m.observers[name] = &lazyObserver{}
 		}

@@ -57,6 +57,9 @@ type Server struct {
 
 	ddl       sync.Mutex // serializes admin operations
 	lastRegID uint64     // guarded by ddl
+	// namespaces are hbase:namespace's rows, by name; guarded by mu,
+	// changed under ddl too.
+	namespaces map[string]*hbasepb.NamespaceDescriptor
 
 	scanners *scannerLeases
 	procs    procedures
@@ -67,14 +70,33 @@ type Server struct {
 
 // table is a table's descriptor and regions.
 type table struct {
-	name     TableName
-	schema   *hbasepb.TableSchema
-	families []region.FamilyOptions
+	name TableName
+	// desc is replaced whole by the alter operations (under Server.ddl)
+	// and read by every request, so it is atomic.
+	desc atomic.Pointer[tableDesc]
 	// state is written by admin operations (under Server.ddl) and read by
 	// every request that finds a closed region, so it is atomic.
 	state   atomic.Int32    // hbasepb.TableState_State
 	regions []*hostedRegion // sorted by start key
 }
+
+// tableDesc is a table's schema as clients gave it (what .tabledesc holds
+// and GetTableDescriptors returns) and its families as the regions take
+// them. Neither is modified once published.
+type tableDesc struct {
+	schema   *hbasepb.TableSchema
+	families []region.FamilyOptions
+}
+
+func newTable(name TableName, schema *hbasepb.TableSchema, fams []region.FamilyOptions) *table {
+	t := &table{name: name}
+	t.desc.Store(&tableDesc{schema: schema, families: fams})
+	return t
+}
+
+func (t *table) schema() *hbasepb.TableSchema { return t.desc.Load().schema }
+
+func (t *table) families() []region.FamilyOptions { return t.desc.Load().families }
 
 func (t *table) getState() hbasepb.TableState_State {
 	return hbasepb.TableState_State(t.state.Load())
@@ -92,6 +114,9 @@ type hostedRegion struct {
 	r atomic.Pointer[region.Region]
 	// Request counters for metrics.
 	reads, writes atomic.Int64
+	// Compactions CompactRegion asked for that have not finished (they
+	// run in the background, as HBase's do), for GetRegionInfo.
+	minorRequested, majorRequested atomic.Int32
 }
 
 var metaFamilies = []region.FamilyOptions{
@@ -123,7 +148,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.New("server: no data directory (hbase.rootdir)")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, tables: map[string]*table{}, regions: map[string]*hostedRegion{},
-		encoded: map[string]*hostedRegion{}, fatal: make(chan error, 1)}
+		encoded: map[string]*hostedRegion{}, namespaces: map[string]*hbasepb.NamespaceDescriptor{}, fatal: make(chan error, 1)}
 	s.balancer.Store(true)
 	ok := false
 	defer func() {
@@ -274,6 +299,10 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.Table = ri.Table.String()
 	o.EncodedName = ri.EncodedName()
 	o.Families = fams
+	// The table descriptor is the truth: a family it no longer has is
+	// deleted from the region (finishing a DeleteColumn a crash cut short,
+	// or one made while the table was disabled).
+	o.DropFamilies = true
 	o.Meta = ri.Table == MetaTableName
 	o.Cache = s.cache
 	o.CompactionPool = s.compactions
@@ -299,7 +328,7 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 // directory, and loads every table and region that meta lists.
 func (s *Server) openCatalog() error {
 	metaInfo := RegionInfo{Table: MetaTableName, RegionID: 1}
-	mt := &table{name: MetaTableName, schema: systemSchema(MetaTableName, metaFamilies...), families: metaFamilies}
+	mt := newTable(MetaTableName, systemSchema(MetaTableName, metaFamilies...), metaFamilies)
 	mt.setState(hbasepb.TableState_ENABLED)
 	hr := &hostedRegion{info: metaInfo, name: metaInfo.RegionName(), table: mt,
 		dir: filepath.Join(s.tableDir(MetaTableName), metaEncodedName)}
@@ -321,7 +350,7 @@ func (s *Server) openCatalog() error {
 			return errors.Wrap(err, "server: creating hbase:namespace")
 		}
 		for _, ns := range []string{defaultNamespace, systemNamespace} {
-			if err := s.putNamespace(ns); err != nil {
+			if err := s.putNamespace(&hbasepb.NamespaceDescriptor{Name: []byte(ns)}); err != nil {
 				return err
 			}
 		}
@@ -331,7 +360,7 @@ func (s *Server) openCatalog() error {
 			return err
 		}
 	}
-	return nil
+	return s.loadNamespaces()
 }
 
 // metaTable is what readMeta finds of one table.
@@ -406,7 +435,7 @@ func (s *Server) loadTable(mt *metaTable) error {
 	if err != nil {
 		return errors.Wrapf(err, "server: descriptor of %s", mt.name)
 	}
-	t := &table{name: mt.name, schema: schema, families: fams}
+	t := newTable(mt.name, schema, fams)
 	t.setState(mt.state)
 	sort.Slice(mt.regions, func(i, j int) bool { return bytes.Compare(mt.regions[i].StartKey, mt.regions[j].StartKey) < 0 })
 	for _, ri := range mt.regions {
@@ -451,7 +480,7 @@ func (s *Server) openRegions(t *table) error {
 		if hr.r.Load() != nil {
 			continue
 		}
-		r, err := region.Open(hr.dir, s.regionOptions(&hr.info, t.families))
+		r, err := region.Open(hr.dir, s.regionOptions(&hr.info, t.families()))
 		if err != nil {
 			return errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), t.name)
 		}
@@ -512,15 +541,23 @@ func (s *Server) setTableState(t *table, st hbasepb.TableState_State) error {
 		Add(famTable, colState, marshalPBUF(&hbasepb.TableState{State: st.Enum()})))
 }
 
-func (s *Server) putNamespace(ns string) error {
+// putNamespace writes a namespace's row in hbase:namespace.
+func (s *Server) putNamespace(d *hbasepb.NamespaceDescriptor) error {
+	r, err := s.namespaceRegion()
+	if err != nil {
+		return err
+	}
+	p := region.NewPut(d.GetName()).Add(famInfo, colNamespaceDescr, marshalPBUF(d))
+	p.Durability = wal.FSyncWAL
+	return errors.Wrap(r.Put(p), "server: writing hbase:namespace")
+}
+
+func (s *Server) namespaceRegion() (*region.Region, error) {
 	nsTable := s.tableByName(NamespaceTableName)
 	if nsTable == nil || len(nsTable.regions) == 0 || nsTable.regions[0].r.Load() == nil {
-		return errors.New("server: hbase:namespace is not open")
+		return nil, errors.New("server: hbase:namespace is not open")
 	}
-	d := &hbasepb.NamespaceDescriptor{Name: []byte(ns)}
-	p := region.NewPut([]byte(ns)).Add(famInfo, colNamespaceDescr, marshalPBUF(d))
-	p.Durability = wal.FSyncWAL
-	return errors.Wrap(nsTable.regions[0].r.Load().Put(p), "server: writing hbase:namespace")
+	return nsTable.regions[0].r.Load(), nil
 }
 
 func (s *Server) tableByName(t TableName) *table {
