@@ -49,6 +49,10 @@ func mapError(err error, hr *hostedRegion) error {
 		return &ipc.Exception{Class: ipc.ClassNotServingRegionException, Message: err.Error() + where}
 	case errors.Is(err, region.ErrRowLockTimeout):
 		return &ipc.Exception{Class: classLockTimeout, Message: err.Error() + where}
+	case errors.Is(err, filter.ErrBadFilter):
+		// A filter that fails on the data it meets (InclusiveStopFilter
+		// without a stop row, ...) fails again on a retry.
+		return &ipc.Exception{Class: ipc.ClassDoNotRetryIOException, Message: err.Error() + where}
 	}
 	return &ipc.Exception{Class: ipc.ClassIOException, Message: err.Error() + where}
 }
