@@ -1,10 +1,26 @@
 // Package filter implements the server-side filters and comparators of
 // Apache HBase's org.apache.hadoop.hbase.filter package: the Filter
-// interface with its return codes, the filters (RowFilter, FamilyFilter,
-// QualifierFilter, ValueFilter, SingleColumnValueFilter, PrefixFilter,
-// ColumnPrefixFilter, KeyOnlyFilter, FirstKeyOnlyFilter, PageFilter and
-// FilterList), the ByteArrayComparable comparators they and CheckAndMutate
-// compare with, and CompareOp, the one comparison operator of the module.
+// interface with its return codes, HBase 2's standard filters, the
+// ByteArrayComparable comparators they and CheckAndMutate compare with, and
+// CompareOp, the one comparison operator of the module.
+//
+// The filters, by what they look at:
+//
+//   - rows: RowFilter, PrefixFilter, InclusiveStopFilter,
+//     MultiRowRangeFilter, FuzzyRowFilter, RandomRowFilter, PageFilter;
+//   - columns: FamilyFilter, QualifierFilter, ColumnPrefixFilter,
+//     MultipleColumnPrefixFilter, ColumnRangeFilter, ColumnCountGetFilter,
+//     ColumnPaginationFilter, FirstKeyOnlyFilter,
+//     FirstKeyValueMatchingQualifiersFilter;
+//   - versions: TimestampsFilter;
+//   - values: ValueFilter, SingleColumnValueFilter,
+//     SingleColumnValueExcludeFilter, ColumnValueFilter,
+//     DependentColumnFilter;
+//   - cells' contents: KeyOnlyFilter;
+//   - other filters: FilterList, SkipFilter, WhileMatchFilter.
+//
+// Each follows its HBase class cell by cell (return codes, seek hints, row
+// decisions); where one deliberately does not, its documentation says so.
 //
 // A filter decides what a read returns; it does not read anything itself.
 // The storage engine drives it: for each row the region scanner asks

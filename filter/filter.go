@@ -74,12 +74,16 @@ func (rc ReturnCode) Includes() bool {
 //     With a filter, HBase checks versions before it against the family's
 //     VERSIONS, not the read's, and afterwards counts the cells the filter
 //     included against the read's limit. The matcher answers "done" instead
-//     if FilterAllRemaining. It merges the return code with its own verdict
-//     as UserScanQueryMatcher.mergeFilterResponse does. An included cell is
-//     replaced by TransformCell(cell) before it is copied into the result.
-//     On FilterSeekNextUsingHint the store scanner reseeks to
-//     NextCellHint(cell) if the hint is after the cell (before it, in a
-//     reversed scan), and otherwise just moves to the next cell.
+//     if FilterAllRemaining, and so does a store scanner that reaches the
+//     first cell of its next row (the store then gives up for the rest of
+//     the scan, as HBase's does). It merges the return code with its own
+//     verdict as UserScanQueryMatcher.mergeFilterResponse does. An included
+//     cell is replaced by TransformCell(cell) before it is copied into the
+//     result. On FilterSeekNextUsingHint the store scanner reseeks to
+//     NextCellHint(cell) if the hint is after the cell, and otherwise just
+//     moves to the next cell; in a reversed scan it follows a hint to an
+//     earlier row (to the last row at or before the hint's) or further
+//     along the cell's row (rows go backwards, the cells of a row forwards).
 //  4. At the end of the row, with all its families' cells collected: if
 //     HasFilterRow, cells = FilterRowCells(cells), then the row is dropped
 //     if it has cells left and FilterRow is true. Without HasFilterRow the

@@ -74,6 +74,15 @@ func sameRow(a, b *encoding.KeyValue) bool { return bytes.Equal(a.Row, b.Row) }
 // with one store per family, every version visible and no delete markers,
 // so that only the filter decides. It returns the result rows.
 func regionScan(t testing.TB, f Filter, cells []*encoding.KeyValue) [][]*encoding.KeyValue {
+	return regionScanDir(t, f, cells, false)
+}
+
+// regionScanDir is regionScan forward or, reversed, as a reversed scan:
+// rows from the last, cells within a row still in order, and a hint
+// followed to an earlier row (the last row at or before the hint's) or
+// further along the current row.
+func regionScanDir(t testing.TB, f Filter, cells []*encoding.KeyValue, reversed bool) [][]*encoding.KeyValue {
+	f.SetReversed(reversed)
 	byFamily := map[string]*simStore{}
 	var families []string
 	for _, kv := range cells {
@@ -90,6 +99,9 @@ func regionScan(t testing.TB, f Filter, cells []*encoding.KeyValue) [][]*encodin
 	for _, fam := range families {
 		s := byFamily[fam]
 		sort.Slice(s.cells, func(i, j int) bool {
+			if c := bytes.Compare(s.cells[i].Row, s.cells[j].Row); reversed && c != 0 {
+				return c > 0
+			}
 			return encoding.DefaultComparer.CompareKeyValues(s.cells[i], s.cells[j]) < 0
 		})
 		stores = append(stores, s)
@@ -99,7 +111,7 @@ func regionScan(t testing.TB, f Filter, cells []*encoding.KeyValue) [][]*encodin
 	for !f.FilterAllRemaining() {
 		var row []byte
 		for _, s := range stores {
-			if kv := s.peek(); kv != nil && (row == nil || bytes.Compare(kv.Row, row) < 0) {
+			if kv := s.peek(); kv != nil && (row == nil || (bytes.Compare(kv.Row, row) < 0) != reversed && !bytes.Equal(kv.Row, row)) {
 				row = kv.Row
 			}
 		}
@@ -139,9 +151,25 @@ func regionScan(t testing.TB, f Filter, cells []*encoding.KeyValue) [][]*encodin
 				case FilterIncludeAndSeekNextRow, FilterNextRow:
 					s.skipWhile(sameRow)
 				case FilterSeekNextUsingHint:
-					if h := f.NextCellHint(kv); h != nil && encoding.DefaultComparer.CompareKeyValueKey(kv, h) < 0 {
+					h := f.NextCellHint(kv)
+					switch {
+					case h == nil:
+						s.pos++
+					case reversed && bytes.Compare(h.Row(), kv.Row) < 0:
+						for s.pos < len(s.cells) && bytes.Compare(s.cells[s.pos].Row, h.Row()) > 0 {
+							s.pos++
+						}
+					case reversed && !bytes.Equal(h.Row(), kv.Row):
+						s.pos++
+					case reversed && encoding.DefaultComparer.CompareKeyValueKey(kv, h) < 0:
+						row := kv.Row
+						for s.pos < len(s.cells) && bytes.Equal(s.cells[s.pos].Row, row) &&
+							encoding.DefaultComparer.CompareKeyValueKey(s.cells[s.pos], h) < 0 {
+							s.pos++
+						}
+					case encoding.DefaultComparer.CompareKeyValueKey(kv, h) < 0:
 						s.seek(h)
-					} else {
+					default:
 						s.pos++
 					}
 				default:

@@ -1,7 +1,9 @@
 package filter
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -61,3 +63,46 @@ func (f *FirstKeyOnlyFilter) FilterCell(*encoding.KeyValue) (ReturnCode, error) 
 
 // Reset starts a new row.
 func (f *FirstKeyOnlyFilter) Reset() { f.foundKV = false }
+
+// FirstKeyValueMatchingQualifiersFilter returns each row's cells up to and
+// including the first one whose qualifier is one of a set, then skips the
+// rest of the row: HBase's FirstKeyValueMatchingQualifiersFilter
+// (deprecated since HBase 2.0, removed in 3.0, still decoded for old
+// clients such as RowCounter). As HBase warns, the cells before the match
+// are returned too.
+type FirstKeyValueMatchingQualifiersFilter struct {
+	FilterBase
+	qualifiers [][]byte // sorted, distinct
+	foundKV    bool
+}
+
+// NewFirstKeyValueMatchingQualifiersFilter returns a filter stopping each
+// row at the first cell with one of qualifiers.
+func NewFirstKeyValueMatchingQualifiersFilter(qualifiers [][]byte) *FirstKeyValueMatchingQualifiersFilter {
+	qs := make([][]byte, 0, len(qualifiers))
+	for _, q := range qualifiers {
+		qs = append(qs, nonNil(q))
+	}
+	slices.SortFunc(qs, bytes.Compare)
+	qs = slices.CompactFunc(qs, bytes.Equal)
+	return &FirstKeyValueMatchingQualifiersFilter{qualifiers: qs}
+}
+
+// Qualifiers returns the qualifiers in sorted order; the caller must not
+// modify them.
+func (f *FirstKeyValueMatchingQualifiersFilter) Qualifiers() [][]byte { return f.qualifiers }
+
+// FilterCell includes cells until one has a wanted qualifier, then skips
+// the row.
+func (f *FirstKeyValueMatchingQualifiersFilter) FilterCell(kv *encoding.KeyValue) (ReturnCode, error) {
+	if f.foundKV {
+		return FilterNextRow, nil
+	}
+	if _, ok := slices.BinarySearchFunc(f.qualifiers, kv.Qualifier, bytes.Compare); ok {
+		f.foundKV = true
+	}
+	return FilterInclude, nil
+}
+
+// Reset starts a new row.
+func (f *FirstKeyValueMatchingQualifiersFilter) Reset() { f.foundKV = false }

@@ -50,7 +50,10 @@ func (op FilterListOperator) String() string {
 //     cells it has skipped (HBASE-17678): the list answers for it.
 //
 // Hints are compared with encoding.DefaultComparer, as HBase uses
-// CellComparator.getInstance().
+// CellComparator.getInstance(), in scan order: in a reversed scan rows
+// compare backwards and the cells of a row forwards (HBase compares
+// everything backwards, which loses cells in MUST_PASS_ONE lists with a
+// column hint).
 type FilterList struct {
 	FilterBase
 	op      FilterListOperator
@@ -396,18 +399,27 @@ func (l *FilterList) IsFamilyEssential(family []byte) bool {
 	return false
 }
 
+// compareKeys and compareKeyValueKey order keys as the scan meets them:
+// rows in scan order, and within a row always ascending, since a reversed
+// scan reads its rows backwards but each row forwards. HBase's
+// FilterListBase.compareCell negates the whole comparison instead, which
+// misorders a column hint (ColumnPrefixFilter, ColumnRangeFilter, ...)
+// within a row of a reversed scan: MUST_PASS_ONE then answers for a filter
+// that would include the cells at and after its hint, and drops them.
 func (l *FilterList) compareKeys(a, b encoding.Key) int {
-	c := encoding.DefaultComparer.CompareKeys(a, b)
 	if l.reversed {
-		return -c
+		if c := encoding.DefaultComparer.CompareRows(a.Row(), b.Row()); c != 0 {
+			return -c
+		}
 	}
-	return c
+	return encoding.DefaultComparer.CompareKeys(a, b)
 }
 
 func (l *FilterList) compareKeyValueKey(kv *encoding.KeyValue, k encoding.Key) int {
-	c := encoding.DefaultComparer.CompareKeyValueKey(kv, k)
 	if l.reversed {
-		return -c
+		if c := encoding.DefaultComparer.CompareRows(kv.Row, k.Row()); c != 0 {
+			return -c
+		}
 	}
-	return c
+	return encoding.DefaultComparer.CompareKeyValueKey(kv, k)
 }

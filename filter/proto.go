@@ -110,7 +110,7 @@ func filterDecoder(name string, depth int) func([]byte) (Filter, error) {
 			return &ValueFilter{cf}, err
 		})
 	case "SingleColumnValueFilter":
-		return decodeAs(singleColumnValueFilterFromPB)
+		return decodeAs(func(m *hbasepb.SingleColumnValueFilter) (Filter, error) { return singleColumnValueFilterFromPB(m) })
 	case "PrefixFilter":
 		return decodeAs(func(m *hbasepb.PrefixFilter) (Filter, error) { return NewPrefixFilter(m.Prefix), nil })
 	case "ColumnPrefixFilter":
@@ -129,6 +129,111 @@ func filterDecoder(name string, depth int) func([]byte) (Filter, error) {
 		})
 	case "FirstKeyOnlyFilter":
 		return decodeAs(func(*hbasepb.FirstKeyOnlyFilter) (Filter, error) { return NewFirstKeyOnlyFilter(), nil })
+	case "SingleColumnValueExcludeFilter":
+		return decodeAs(func(m *hbasepb.SingleColumnValueExcludeFilter) (Filter, error) {
+			if m.SingleColumnValueFilter == nil {
+				return nil, errMissing("single_column_value_filter")
+			}
+			f, err := singleColumnValueFilterFromPB(m.SingleColumnValueFilter)
+			if err != nil {
+				return nil, errors.Wrap(err, "single_column_value_filter")
+			}
+			return &SingleColumnValueExcludeFilter{*f}, nil
+		})
+	case "ColumnValueFilter":
+		return decodeAs(columnValueFilterFromPB)
+	case "DependentColumnFilter":
+		return decodeAs(func(m *hbasepb.DependentColumnFilter) (Filter, error) {
+			cf, err := compareFilterFromPB(m.CompareFilter)
+			if err != nil {
+				return nil, err
+			}
+			return NewDependentColumnFilter(m.ColumnFamily, m.ColumnQualifier, m.GetDropDependentColumn(), cf.op, cf.comparator), nil
+		})
+	case "MultipleColumnPrefixFilter":
+		return decodeAs(func(m *hbasepb.MultipleColumnPrefixFilter) (Filter, error) {
+			return NewMultipleColumnPrefixFilter(m.SortedPrefixes)
+		})
+	case "ColumnRangeFilter":
+		return decodeAs(func(m *hbasepb.ColumnRangeFilter) (Filter, error) {
+			// proto2 optionals without defaults: an absent bound is open, an
+			// absent inclusiveness false (HBase's getters).
+			return NewColumnRangeFilter(m.MinColumn, m.GetMinColumnInclusive(), m.MaxColumn, m.GetMaxColumnInclusive()), nil
+		})
+	case "ColumnCountGetFilter":
+		return decodeAs(func(m *hbasepb.ColumnCountGetFilter) (Filter, error) {
+			if m.Limit == nil {
+				return nil, errMissing("limit")
+			}
+			return NewColumnCountGetFilter(m.GetLimit())
+		})
+	case "ColumnPaginationFilter":
+		return decodeAs(func(m *hbasepb.ColumnPaginationFilter) (Filter, error) {
+			if m.Limit == nil {
+				return nil, errMissing("limit")
+			}
+			if m.ColumnOffset != nil {
+				return NewColumnPaginationFilterAt(m.GetLimit(), m.ColumnOffset)
+			}
+			return NewColumnPaginationFilter(m.GetLimit(), m.GetOffset())
+		})
+	case "TimestampsFilter":
+		return decodeAs(func(m *hbasepb.TimestampsFilter) (Filter, error) {
+			return NewTimestampsFilter(m.Timestamps, m.GetCanHint())
+		})
+	case "FirstKeyValueMatchingQualifiersFilter":
+		return decodeAs(func(m *hbasepb.FirstKeyValueMatchingQualifiersFilter) (Filter, error) {
+			return NewFirstKeyValueMatchingQualifiersFilter(m.Qualifiers), nil
+		})
+	case "InclusiveStopFilter":
+		return decodeAs(func(m *hbasepb.InclusiveStopFilter) (Filter, error) {
+			// An absent stop row is HBase's null: accepted here, an error at
+			// the first row, as in HBase.
+			return NewInclusiveStopFilter(m.StopRowKey), nil
+		})
+	case "RandomRowFilter":
+		return decodeAs(func(m *hbasepb.RandomRowFilter) (Filter, error) {
+			if m.Chance == nil {
+				return nil, errMissing("chance")
+			}
+			return NewRandomRowFilter(m.GetChance()), nil
+		})
+	case "MultiRowRangeFilter":
+		return decodeAs(func(m *hbasepb.MultiRowRangeFilter) (Filter, error) {
+			ranges := make([]RowRange, 0, len(m.RowRangeList))
+			for _, r := range m.RowRangeList {
+				ranges = append(ranges, RowRange{StartRow: r.StartRow, StartRowInclusive: r.GetStartRowInclusive(),
+					StopRow: r.StopRow, StopRowInclusive: r.GetStopRowInclusive()})
+			}
+			return NewMultiRowRangeFilter(ranges)
+		})
+	case "FuzzyRowFilter":
+		return decodeAs(func(m *hbasepb.FuzzyRowFilter) (Filter, error) {
+			keys := make([]FuzzyKey, 0, len(m.FuzzyKeysData))
+			for i, p := range m.FuzzyKeysData {
+				if p.First == nil || p.Second == nil {
+					return nil, errors.Wrapf(errMissing("first and second"), "fuzzy_keys_data[%d]", i)
+				}
+				keys = append(keys, FuzzyKey{Key: p.First, Mask: p.Second})
+			}
+			return NewFuzzyRowFilter(keys)
+		})
+	case "SkipFilter":
+		return decodeAs(func(m *hbasepb.SkipFilter) (Filter, error) {
+			inner, err := wrappedFilterFromPB(m.Filter, depth)
+			if err != nil {
+				return nil, err
+			}
+			return NewSkipFilter(inner), nil
+		})
+	case "WhileMatchFilter":
+		return decodeAs(func(m *hbasepb.WhileMatchFilter) (Filter, error) {
+			inner, err := wrappedFilterFromPB(m.Filter, depth)
+			if err != nil {
+				return nil, err
+			}
+			return NewWhileMatchFilter(inner), nil
+		})
 	case "PageFilter":
 		return decodeAs(func(m *hbasepb.PageFilter) (Filter, error) {
 			if m.PageSize == nil {
@@ -189,7 +294,40 @@ func compareFilterFromPB(m *hbasepb.CompareFilter) (compareFilter, error) {
 	return compareFilter{op: op, comparator: cmp}, nil
 }
 
-func singleColumnValueFilterFromPB(m *hbasepb.SingleColumnValueFilter) (Filter, error) {
+// wrappedFilterFromPB converts the required filter field of SkipFilter
+// and WhileMatchFilter, one level deeper than the wrapper.
+func wrappedFilterFromPB(m *hbasepb.Filter, depth int) (Filter, error) {
+	if m == nil {
+		return nil, errMissing("filter")
+	}
+	f, err := filterFromPB(m, depth+1)
+	if err != nil {
+		return nil, errors.Wrap(err, "filter")
+	}
+	return f, nil
+}
+
+func columnValueFilterFromPB(m *hbasepb.ColumnValueFilter) (Filter, error) {
+	switch {
+	case m.Family == nil:
+		return nil, errMissing("family")
+	case m.Qualifier == nil:
+		return nil, errMissing("qualifier")
+	case m.Comparator == nil:
+		return nil, errMissing("comparator")
+	}
+	op, ok := compareOpFromPB(m.CompareOp)
+	if !ok {
+		return nil, errMissing("compare_op")
+	}
+	cmp, err := ComparatorFromPB(m.Comparator)
+	if err != nil {
+		return nil, errors.Wrap(err, "comparator")
+	}
+	return NewColumnValueFilter(m.Family, m.Qualifier, op, cmp)
+}
+
+func singleColumnValueFilterFromPB(m *hbasepb.SingleColumnValueFilter) (*SingleColumnValueFilter, error) {
 	op, ok := compareOpFromPB(m.CompareOp)
 	if !ok {
 		return nil, errMissing("compare_op")
@@ -450,6 +588,14 @@ func (f *SingleColumnValueFilter) ClassName() string {
 // MarshalProto encodes the SingleColumnValueFilter message; nil family and
 // qualifier are left out.
 func (f *SingleColumnValueFilter) MarshalProto() ([]byte, error) {
+	m, err := f.pb()
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(m)
+}
+
+func (f *SingleColumnValueFilter) pb() (*hbasepb.SingleColumnValueFilter, error) {
 	if f.comparator == nil {
 		return nil, errors.New("filter: SingleColumnValueFilter without a comparator has no wire form")
 	}
@@ -457,14 +603,14 @@ func (f *SingleColumnValueFilter) MarshalProto() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return proto.Marshal(&hbasepb.SingleColumnValueFilter{
+	return &hbasepb.SingleColumnValueFilter{
 		ColumnFamily:      f.family,
 		ColumnQualifier:   f.qualifier,
 		CompareOp:         hbasepb.CompareType(f.op).Enum(),
 		Comparator:        c,
 		FilterIfMissing:   proto.Bool(f.filterIfMissing),
 		LatestVersionOnly: proto.Bool(f.latestVersionOnly),
-	})
+	}, nil
 }
 
 // ClassName returns "org.apache.hadoop.hbase.filter.PrefixFilter".
@@ -506,6 +652,187 @@ func (f *PageFilter) ClassName() string { return filterPackage + "PageFilter" }
 // MarshalProto encodes the PageFilter message.
 func (f *PageFilter) MarshalProto() ([]byte, error) {
 	return proto.Marshal(&hbasepb.PageFilter{PageSize: proto.Int64(f.pageSize)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.SingleColumnValueExcludeFilter".
+func (f *SingleColumnValueExcludeFilter) ClassName() string {
+	return filterPackage + "SingleColumnValueExcludeFilter"
+}
+
+// MarshalProto encodes the SingleColumnValueExcludeFilter message: the
+// SingleColumnValueFilter message inside.
+func (f *SingleColumnValueExcludeFilter) MarshalProto() ([]byte, error) {
+	m, err := f.pb()
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(&hbasepb.SingleColumnValueExcludeFilter{SingleColumnValueFilter: m})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.ColumnValueFilter".
+func (f *ColumnValueFilter) ClassName() string { return filterPackage + "ColumnValueFilter" }
+
+// MarshalProto encodes the ColumnValueFilter message.
+func (f *ColumnValueFilter) MarshalProto() ([]byte, error) {
+	c, err := ComparatorToPB(f.comparator)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(&hbasepb.ColumnValueFilter{Family: f.family, Qualifier: f.qualifier,
+		CompareOp: hbasepb.CompareType(f.op).Enum(), Comparator: c})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.DependentColumnFilter".
+func (f *DependentColumnFilter) ClassName() string { return filterPackage + "DependentColumnFilter" }
+
+// MarshalProto encodes the DependentColumnFilter message; nil family and
+// qualifier are left out, as HBase leaves out null.
+func (f *DependentColumnFilter) MarshalProto() ([]byte, error) {
+	cf, err := f.compareFilterPB()
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(&hbasepb.DependentColumnFilter{CompareFilter: cf, ColumnFamily: f.family,
+		ColumnQualifier: f.qualifier, DropDependentColumn: proto.Bool(f.dropDependentColumn)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.MultipleColumnPrefixFilter".
+func (f *MultipleColumnPrefixFilter) ClassName() string {
+	return filterPackage + "MultipleColumnPrefixFilter"
+}
+
+// MarshalProto encodes the MultipleColumnPrefixFilter message, prefixes
+// sorted.
+func (f *MultipleColumnPrefixFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.MultipleColumnPrefixFilter{SortedPrefixes: f.prefixes})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.ColumnRangeFilter".
+func (f *ColumnRangeFilter) ClassName() string { return filterPackage + "ColumnRangeFilter" }
+
+// MarshalProto encodes the ColumnRangeFilter message; open bounds are left
+// out.
+func (f *ColumnRangeFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.ColumnRangeFilter{MinColumn: f.minColumn, MinColumnInclusive: proto.Bool(f.minInclusive),
+		MaxColumn: f.maxColumn, MaxColumnInclusive: proto.Bool(f.maxInclusive)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.ColumnCountGetFilter".
+func (f *ColumnCountGetFilter) ClassName() string { return filterPackage + "ColumnCountGetFilter" }
+
+// MarshalProto encodes the ColumnCountGetFilter message.
+func (f *ColumnCountGetFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.ColumnCountGetFilter{Limit: proto.Int32(f.limit)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.ColumnPaginationFilter".
+func (f *ColumnPaginationFilter) ClassName() string { return filterPackage + "ColumnPaginationFilter" }
+
+// MarshalProto encodes the ColumnPaginationFilter message: the limit, and
+// the integer offset or the column offset, whichever the filter has.
+func (f *ColumnPaginationFilter) MarshalProto() ([]byte, error) {
+	m := &hbasepb.ColumnPaginationFilter{Limit: proto.Int32(f.limit), ColumnOffset: f.columnOffset}
+	if f.offset >= 0 {
+		m.Offset = proto.Int32(f.offset)
+	}
+	return proto.Marshal(m)
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.TimestampsFilter".
+func (f *TimestampsFilter) ClassName() string { return filterPackage + "TimestampsFilter" }
+
+// MarshalProto encodes the TimestampsFilter message, timestamps ascending.
+func (f *TimestampsFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.TimestampsFilter{Timestamps: f.timestamps, CanHint: proto.Bool(f.canHint)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.FirstKeyValueMatchingQualifiersFilter".
+func (f *FirstKeyValueMatchingQualifiersFilter) ClassName() string {
+	return filterPackage + "FirstKeyValueMatchingQualifiersFilter"
+}
+
+// MarshalProto encodes the FirstKeyValueMatchingQualifiersFilter message,
+// qualifiers sorted.
+func (f *FirstKeyValueMatchingQualifiersFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.FirstKeyValueMatchingQualifiersFilter{Qualifiers: f.qualifiers})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.InclusiveStopFilter".
+func (f *InclusiveStopFilter) ClassName() string { return filterPackage + "InclusiveStopFilter" }
+
+// MarshalProto encodes the InclusiveStopFilter message; a nil stop row is
+// left out.
+func (f *InclusiveStopFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.InclusiveStopFilter{StopRowKey: f.stopRow})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.RandomRowFilter".
+func (f *RandomRowFilter) ClassName() string { return filterPackage + "RandomRowFilter" }
+
+// MarshalProto encodes the RandomRowFilter message.
+func (f *RandomRowFilter) MarshalProto() ([]byte, error) {
+	return proto.Marshal(&hbasepb.RandomRowFilter{Chance: proto.Float32(f.chance)})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.MultiRowRangeFilter".
+func (f *MultiRowRangeFilter) ClassName() string { return filterPackage + "MultiRowRangeFilter" }
+
+// MarshalProto encodes the MultiRowRangeFilter message: the merged ranges,
+// as HBase sends them.
+func (f *MultiRowRangeFilter) MarshalProto() ([]byte, error) {
+	m := &hbasepb.MultiRowRangeFilter{}
+	for _, r := range f.ranges {
+		m.RowRangeList = append(m.RowRangeList, &hbasepb.RowRange{
+			StartRow: r.StartRow, StartRowInclusive: proto.Bool(r.StartRowInclusive),
+			StopRow: r.StopRow, StopRowInclusive: proto.Bool(r.StopRowInclusive)})
+	}
+	return proto.Marshal(m)
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.FuzzyRowFilter".
+func (f *FuzzyRowFilter) ClassName() string { return filterPackage + "FuzzyRowFilter" }
+
+// MarshalProto encodes the FuzzyRowFilter message with masks in the 0/1
+// form, which every HBase version reads (its own client may send the
+// preprocessed 0xFF/2 form instead).
+func (f *FuzzyRowFilter) MarshalProto() ([]byte, error) {
+	m := &hbasepb.FuzzyRowFilter{}
+	for _, k := range f.keys {
+		m.FuzzyKeysData = append(m.FuzzyKeysData, &hbasepb.BytesBytesPair{First: nonNil(k.Key), Second: nonNil(k.Mask)})
+	}
+	return proto.Marshal(m)
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.SkipFilter".
+func (f *SkipFilter) ClassName() string { return filterPackage + "SkipFilter" }
+
+// MarshalProto encodes the SkipFilter message around the wrapped filter.
+func (f *SkipFilter) MarshalProto() ([]byte, error) {
+	inner, err := wrappedFilterToPB(f.filter)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(&hbasepb.SkipFilter{Filter: inner})
+}
+
+// ClassName returns "org.apache.hadoop.hbase.filter.WhileMatchFilter".
+func (f *WhileMatchFilter) ClassName() string { return filterPackage + "WhileMatchFilter" }
+
+// MarshalProto encodes the WhileMatchFilter message around the wrapped
+// filter.
+func (f *WhileMatchFilter) MarshalProto() ([]byte, error) {
+	inner, err := wrappedFilterToPB(f.filter)
+	if err != nil {
+		return nil, err
+	}
+	return proto.Marshal(&hbasepb.WhileMatchFilter{Filter: inner})
+}
+
+func wrappedFilterToPB(f Filter) (*hbasepb.Filter, error) {
+	if f == nil {
+		return nil, errors.New("filter: a wrapper filter without a filter has no wire form")
+	}
+	return FilterToPB(f)
 }
 
 // ClassName returns "org.apache.hadoop.hbase.filter.BinaryComparator".

@@ -154,6 +154,33 @@ func TestFilterEncoding(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestNewFilterEncoding pins the bytes of a few of our encodings: optional
+// fields HBase leaves out, and the FuzzyRowFilter masks' 0/1 form.
+func TestNewFilterEncoding(t *testing.T) {
+	pin := func(f Filter, err error) func(want []byte) {
+		return func(want []byte) {
+			t.Helper()
+			require.NoError(t, err)
+			b, err := FilterToProto(f)
+			require.NoError(t, err)
+			require.Equal(t, want, b)
+		}
+	}
+	pin(NewColumnPaginationFilterAt(2, []byte("q")))(filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02}, ld(0x1a, s("q"))))
+	pin(NewColumnPaginationFilter(2, 0))(filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02, 0x10, 0x00}))
+	pin(NewFuzzyRowFilter([]FuzzyKey{{Key: []byte("a\x00c"), Mask: []byte{0xff, 2, 0xff}}}))(
+		filterMsg("FuzzyRowFilter", ld(0x0a, ld(0x0a, []byte("a\x00c")), ld(0x12, []byte{0, 1, 0}))))
+	pin(NewTimestampsFilter([]int64{9, 3}, false))(filterMsg("TimestampsFilter", ld(0x0a, []byte{0x03, 0x09}), []byte{0x10, 0x00}))
+	pin(NewColumnRangeFilter(nil, true, []byte("d"), false), nil)(
+		filterMsg("ColumnRangeFilter", []byte{0x10, 0x01}, ld(0x1a, s("d")), []byte{0x20, 0x00}))
+	pin(NewSkipFilter(NewFirstKeyOnlyFilter()), nil)(filterMsg("SkipFilter", ld(0x0a, filterMsg("FirstKeyOnlyFilter"))))
+
+	_, err := FilterToProto(NewSkipFilter(nil))
+	require.Error(t, err)
+	_, err = FilterToProto(NewWhileMatchFilter(&stubFilter{}))
+	require.Error(t, err)
+}
+
 type stubComparator struct{}
 
 func (stubComparator) CompareTo([]byte) int { return 0 }
@@ -164,7 +191,7 @@ func roundTripFilters(t testing.TB) []Filter {
 	scvf.SetFilterIfMissing(true)
 	regex, err := NewRegexStringComparator("^r[0-9]$", RegexCaseInsensitive, "ISO-8859-1", RegexEngineJoni)
 	require.NoError(t, err)
-	return []Filter{
+	filters := []Filter{
 		NewPrefixFilter([]byte("r2")),
 		NewPrefixFilter(nil),
 		NewPrefixFilter([]byte{}),
@@ -184,6 +211,49 @@ func roundTripFilters(t testing.TB) []Filter {
 		NewFilterList(MustPassOne),
 		NewFilterList(MustPassOne, NewPrefixFilter([]byte("r1")),
 			NewFilterList(MustPassAll, NewPrefixFilter([]byte("r3")), NewQualifierFilter(CompareEqual, NewBinaryComparator([]byte("a"))))),
+	}
+	return append(filters, newRoundTripFilters(t)...)
+}
+
+// newRoundTripFilters has one or more of each filter beyond the first set.
+func newRoundTripFilters(t testing.TB) []Filter {
+	must := func(f Filter, err error) Filter {
+		t.Helper()
+		require.NoError(t, err)
+		return f
+	}
+	scvef := NewSingleColumnValueExcludeFilter([]byte("f"), []byte("a"), CompareLess, NewBinaryComparator([]byte("2")))
+	scvef.SetLatestVersionOnly(false)
+	return []Filter{
+		NewColumnRangeFilter([]byte("a"), true, []byte("b"), true),
+		NewColumnRangeFilter(nil, false, []byte("b"), false),
+		NewColumnRangeFilter([]byte("b"), false, nil, false),
+		must(NewMultipleColumnPrefixFilter([][]byte{[]byte("b"), []byte("A")})),
+		must(NewMultipleColumnPrefixFilter(nil)),
+		must(NewColumnCountGetFilter(1)),
+		must(NewColumnPaginationFilter(1, 1)),
+		must(NewColumnPaginationFilterAt(2, []byte("b"))),
+		must(NewColumnPaginationFilterAt(1, []byte{})),
+		must(NewTimestampsFilter([]int64{2, 1}, false)),
+		must(NewTimestampsFilter([]int64{1}, true)),
+		must(NewTimestampsFilter(nil, false)),
+		NewFirstKeyValueMatchingQualifiersFilter([][]byte{[]byte("ba")}),
+		NewInclusiveStopFilter([]byte("r20")),
+		NewRandomRowFilter(2),
+		NewRandomRowFilter(-1),
+		must(NewMultiRowRangeFilter([]RowRange{{StartRow: []byte("r2"), StartRowInclusive: true, StopRow: []byte("r3")},
+			{StartRow: []byte("s"), StopRow: nil}})),
+		must(NewMultiRowRangeFilterFromPrefixes([][]byte{[]byte("r1"), []byte("R")})),
+		must(NewFuzzyRowFilter([]FuzzyKey{{Key: []byte("r?"), Mask: []byte{0, 1}}, {Key: []byte("?4"), Mask: []byte{1, 0}}})),
+		must(NewFuzzyRowFilter(nil)),
+		scvef,
+		must(NewColumnValueFilter([]byte("f"), []byte("a"), CompareEqual, NewBinaryComparator([]byte("1")))),
+		NewDependentColumnFilter([]byte("f"), []byte("a"), true, CompareNoOp, nil),
+		NewDependentColumnFilter([]byte("g"), []byte("Ab"), false, CompareEqual, NewBinaryComparator([]byte("3"))),
+		NewDependentColumnFilter(nil, nil, false, CompareNoOp, nil),
+		NewSkipFilter(NewValueFilter(CompareNotEqual, NewBinaryComparator([]byte("3")))),
+		NewWhileMatchFilter(NewRowFilter(CompareLess, NewBinaryComparator([]byte("r3")))),
+		NewWhileMatchFilter(NewSkipFilter(NewFilterList(MustPassAll, NewPrefixFilter([]byte("r"))))),
 	}
 }
 
@@ -220,14 +290,14 @@ func TestDecodeFilterErrors(t *testing.T) {
 	}{
 		{"unknown class", append(ld(0x0a, s("com.example.MyFilter")), ld(0x12)...),
 			[]string{"java.lang.ClassNotFoundException: com.example.MyFilter"}},
-		{"HBase filter we lack", filterMsg("FuzzyRowFilter"),
-			[]string{"org.apache.hadoop.hbase.filter.FuzzyRowFilter is not supported"}},
+		{"HBase filter we lack", filterMsg("FilterAllFilter"),
+			[]string{"org.apache.hadoop.hbase.filter.FilterAllFilter is not supported"}},
 		{"short name", append(ld(0x0a, s("PrefixFilter")), ld(0x12)...),
 			[]string{"java.lang.ClassNotFoundException: PrefixFilter"}},
 		{"unknown comparator", filterMsg("ValueFilter", ld(0x0a, []byte{0x08, 0x02}, ld(0x12, filterMsg("LongComparator", ld(0x0a, ld(0x0a, s("v"))))))),
 			[]string{"decoding org.apache.hadoop.hbase.filter.ValueFilter", "comparator org.apache.hadoop.hbase.filter.LongComparator is not supported"}},
-		{"unknown nested filter", filterMsg("FilterList", []byte{0x08, 0x01}, ld(0x12, filterMsg("PrefixFilter")), ld(0x12, filterMsg("SkipFilter"))),
-			[]string{"filters[1]", "SkipFilter is not supported"}},
+		{"unknown nested filter", filterMsg("FilterList", []byte{0x08, 0x01}, ld(0x12, filterMsg("PrefixFilter")), ld(0x12, filterMsg("FilterWrapper"))),
+			[]string{"filters[1]", "FilterWrapper is not supported"}},
 		{"no name", ld(0x12), []string{"missing required field name"}},
 		{"truncated envelope", filterMsg("PrefixFilter", ld(0x0a, s("abc")))[:10], []string{"decoding Filter"}},
 		{"truncated body", filterMsg("PrefixFilter", []byte{0x0a, 0x05, 'a'}), []string{"decoding org.apache.hadoop.hbase.filter.PrefixFilter"}},
@@ -368,4 +438,183 @@ func runFilterLoosely(f Filter, cells []*encoding.KeyValue) {
 			}
 		}
 	}
+}
+
+// TestDecodeHandBuiltNewFilters pins the field numbers and wire types of
+// the rest of HBase's filter messages.
+func TestDecodeHandBuiltNewFilters(t *testing.T) {
+	binary := func(v string) []byte { return filterMsg("BinaryComparator", ld(0x0a, ld(0x0a, s(v)))) }
+	for _, tc := range []struct {
+		name  string
+		msg   []byte
+		check func(t *testing.T, f Filter)
+	}{
+		{"ColumnCountGetFilter", filterMsg("ColumnCountGetFilter", []byte{0x08, 0x03}), func(t *testing.T, f Filter) {
+			require.Equal(t, int32(3), f.(*ColumnCountGetFilter).Limit())
+		}},
+		{"ColumnPaginationFilter offset", filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02, 0x10, 0x05}), func(t *testing.T, f Filter) {
+			p := f.(*ColumnPaginationFilter)
+			require.Equal(t, int32(2), p.Limit())
+			require.Equal(t, int32(5), p.Offset())
+			require.Nil(t, p.ColumnOffset())
+		}},
+		{"ColumnPaginationFilter without offset", filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02}), func(t *testing.T, f Filter) {
+			require.Equal(t, int32(0), f.(*ColumnPaginationFilter).Offset(), "proto2 default")
+		}},
+		{"ColumnPaginationFilter column offset", filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02}, ld(0x1a, s("q"))), func(t *testing.T, f Filter) {
+			p := f.(*ColumnPaginationFilter)
+			require.Equal(t, "q", string(p.ColumnOffset()))
+			require.Equal(t, int32(-1), p.Offset())
+		}},
+		{"ColumnPaginationFilter empty column offset", filterMsg("ColumnPaginationFilter", []byte{0x08, 0x02}, ld(0x1a)), func(t *testing.T, f Filter) {
+			require.NotNil(t, f.(*ColumnPaginationFilter).ColumnOffset(), "present though empty")
+		}},
+		{"ColumnRangeFilter", filterMsg("ColumnRangeFilter", ld(0x0a, s("b")), []byte{0x10, 0x01}, ld(0x1a, s("d")), []byte{0x20, 0x00}), func(t *testing.T, f Filter) {
+			r := f.(*ColumnRangeFilter)
+			require.Equal(t, "b", string(r.MinColumn()))
+			require.True(t, r.MinColumnInclusive())
+			require.Equal(t, "d", string(r.MaxColumn()))
+			require.False(t, r.MaxColumnInclusive())
+		}},
+		{"ColumnRangeFilter open", filterMsg("ColumnRangeFilter"), func(t *testing.T, f Filter) {
+			r := f.(*ColumnRangeFilter)
+			require.Nil(t, r.MinColumn())
+			require.Nil(t, r.MaxColumn())
+		}},
+		{"DependentColumnFilter", filterMsg("DependentColumnFilter", ld(0x0a, []byte{0x08, 0x02}, ld(0x12, binary("on"))),
+			ld(0x12, s("g")), ld(0x1a, s("d")), []byte{0x20, 0x01}), func(t *testing.T, f Filter) {
+			d := f.(*DependentColumnFilter)
+			require.Equal(t, "g", string(d.Family()))
+			require.Equal(t, "d", string(d.Qualifier()))
+			require.True(t, d.DropDependentColumn())
+			require.Equal(t, CompareEqual, d.Op())
+			require.Equal(t, "on", string(d.Comparator().(*BinaryComparator).Value()))
+		}},
+		{"DependentColumnFilter NO_OP", filterMsg("DependentColumnFilter", ld(0x0a, []byte{0x08, 0x06})), func(t *testing.T, f Filter) {
+			d := f.(*DependentColumnFilter)
+			require.Nil(t, d.Family())
+			require.False(t, d.DropDependentColumn())
+			require.Nil(t, d.Comparator())
+		}},
+		{"FirstKeyValueMatchingQualifiersFilter", filterMsg("FirstKeyValueMatchingQualifiersFilter", ld(0x0a, s("b")), ld(0x0a, s("a"))), func(t *testing.T, f Filter) {
+			require.Equal(t, [][]byte{s("a"), s("b")}, f.(*FirstKeyValueMatchingQualifiersFilter).Qualifiers())
+		}},
+		{"FuzzyRowFilter", filterMsg("FuzzyRowFilter", ld(0x0a, ld(0x0a, s("a?c")), ld(0x12, []byte{0, 1, 0})),
+			ld(0x0a, ld(0x0a, []byte{'x', 0}), ld(0x12, []byte{0xff, 0x02}))), func(t *testing.T, f Filter) {
+			require.Equal(t, []FuzzyKey{{Key: s("a?c"), Mask: []byte{0, 1, 0}}, {Key: []byte{'x', 0}, Mask: []byte{0, 1}}}, f.(*FuzzyRowFilter).Keys())
+		}},
+		{"InclusiveStopFilter", filterMsg("InclusiveStopFilter", ld(0x0a, s("m"))), func(t *testing.T, f Filter) {
+			require.Equal(t, "m", string(f.(*InclusiveStopFilter).StopRow()))
+		}},
+		{"InclusiveStopFilter without stop", filterMsg("InclusiveStopFilter"), func(t *testing.T, f Filter) {
+			require.Nil(t, f.(*InclusiveStopFilter).StopRow())
+		}},
+		{"MultipleColumnPrefixFilter", filterMsg("MultipleColumnPrefixFilter", ld(0x0a, s("b")), ld(0x0a, s("a"))), func(t *testing.T, f Filter) {
+			require.Equal(t, [][]byte{s("a"), s("b")}, f.(*MultipleColumnPrefixFilter).Prefixes())
+		}},
+		{"RandomRowFilter", filterMsg("RandomRowFilter", []byte{0x0d, 0x00, 0x00, 0x00, 0x3f}), func(t *testing.T, f Filter) {
+			require.Equal(t, float32(0.5), f.(*RandomRowFilter).Chance())
+		}},
+		{"SingleColumnValueExcludeFilter", filterMsg("SingleColumnValueExcludeFilter", ld(0x0a,
+			ld(0x0a, s("f")), ld(0x12, s("q")), []byte{0x18, 0x03}, ld(0x22, binary("v")), []byte{0x28, 0x01})), func(t *testing.T, f Filter) {
+			e := f.(*SingleColumnValueExcludeFilter)
+			require.Equal(t, "f", string(e.Family()))
+			require.Equal(t, CompareNotEqual, e.Op())
+			require.True(t, e.FilterIfMissing())
+			require.False(t, e.LatestVersionOnly())
+		}},
+		{"SkipFilter", filterMsg("SkipFilter", ld(0x0a, filterMsg("PrefixFilter", ld(0x0a, s("p"))))), func(t *testing.T, f Filter) {
+			require.Equal(t, "p", string(f.(*SkipFilter).Filter().(*PrefixFilter).Prefix()))
+		}},
+		{"WhileMatchFilter", filterMsg("WhileMatchFilter", ld(0x0a, filterMsg("FirstKeyOnlyFilter"))), func(t *testing.T, f Filter) {
+			require.IsType(t, &FirstKeyOnlyFilter{}, f.(*WhileMatchFilter).Filter())
+		}},
+		{"TimestampsFilter packed", filterMsg("TimestampsFilter", ld(0x0a, []byte{0x09, 0x03, 0x09}), []byte{0x10, 0x01}), func(t *testing.T, f Filter) {
+			ts := f.(*TimestampsFilter)
+			require.Equal(t, []int64{3, 9}, ts.Timestamps())
+			require.True(t, ts.CanHint())
+		}},
+		{"TimestampsFilter unpacked", filterMsg("TimestampsFilter", []byte{0x08, 0x07, 0x08, 0x02}), func(t *testing.T, f Filter) {
+			ts := f.(*TimestampsFilter)
+			require.Equal(t, []int64{2, 7}, ts.Timestamps())
+			require.False(t, ts.CanHint())
+		}},
+		{"MultiRowRangeFilter", filterMsg("MultiRowRangeFilter",
+			ld(0x0a, ld(0x0a, s("c")), []byte{0x10, 0x01}, ld(0x1a, s("d")), []byte{0x20, 0x00}),
+			ld(0x0a, []byte{0x10, 0x01}, ld(0x1a, s("b")), []byte{0x20, 0x01})), func(t *testing.T, f Filter) {
+			require.Equal(t, "[[, b] [c, d)]", f.(*MultiRowRangeFilter).String())
+		}},
+		{"ColumnValueFilter", filterMsg("ColumnValueFilter", ld(0x0a, s("f")), ld(0x12, s("q")), []byte{0x18, 0x04}, ld(0x22, binary("5"))), func(t *testing.T, f Filter) {
+			c := f.(*ColumnValueFilter)
+			require.Equal(t, "f", string(c.Family()))
+			require.Equal(t, "q", string(c.Qualifier()))
+			require.Equal(t, CompareGreaterOrEqual, c.Op())
+			require.Equal(t, "5", string(c.Comparator().(*BinaryComparator).Value()))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := FilterFromProto(tc.msg)
+			require.NoError(t, err)
+			tc.check(t, f)
+		})
+	}
+}
+
+func TestDecodeNewFilterErrors(t *testing.T) {
+	binary := filterMsg("BinaryComparator", ld(0x0a, ld(0x0a, s("v"))))
+	neg := protowire.AppendVarint(nil, uint64(1<<64-1)) // int32 -1
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		msgs []string
+	}{
+		{"ColumnCountGetFilter without limit", filterMsg("ColumnCountGetFilter"), []string{"missing required field limit"}},
+		{"ColumnCountGetFilter negative", filterMsg("ColumnCountGetFilter", append([]byte{0x08}, neg...)), []string{"limit -1 must be positive"}},
+		{"ColumnPaginationFilter without limit", filterMsg("ColumnPaginationFilter", []byte{0x10, 0x01}), []string{"missing required field limit"}},
+		{"ColumnPaginationFilter negative offset", filterMsg("ColumnPaginationFilter", []byte{0x08, 0x01, 0x10}, neg), []string{"must be positive"}},
+		{"DependentColumnFilter without CompareFilter", filterMsg("DependentColumnFilter", ld(0x12, s("g"))), []string{"missing required field compare_filter"}},
+		{"FuzzyRowFilter lengths", filterMsg("FuzzyRowFilter", ld(0x0a, ld(0x0a, s("ab")), ld(0x12, []byte{0}))), []string{"lengths do not match"}},
+		{"FuzzyRowFilter mask byte", filterMsg("FuzzyRowFilter", ld(0x0a, ld(0x0a, s("a")), ld(0x12, []byte{7}))), []string{"mask byte 0 of pair 0 is 0x7"}},
+		{"FuzzyRowFilter half a pair", filterMsg("FuzzyRowFilter", ld(0x0a, ld(0x0a, s("a")))), []string{"fuzzy_keys_data[0]", "missing required field"}},
+		{"MultipleColumnPrefixFilter duplicates", filterMsg("MultipleColumnPrefixFilter", ld(0x0a, s("a")), ld(0x0a, s("a"))), []string{"distinct"}},
+		{"RandomRowFilter without chance", filterMsg("RandomRowFilter"), []string{"missing required field chance"}},
+		{"SingleColumnValueExcludeFilter empty", filterMsg("SingleColumnValueExcludeFilter"), []string{"missing required field single_column_value_filter"}},
+		{"SingleColumnValueExcludeFilter without comparator", filterMsg("SingleColumnValueExcludeFilter", ld(0x0a, []byte{0x18, 0x02})),
+			[]string{"single_column_value_filter", "missing required field comparator"}},
+		{"SkipFilter without filter", filterMsg("SkipFilter"), []string{"missing required field filter"}},
+		{"WhileMatchFilter with a bad filter", filterMsg("WhileMatchFilter", ld(0x0a, filterMsg("PageFilter"))), []string{"filter", "page_size"}},
+		{"TimestampsFilter negative", filterMsg("TimestampsFilter", []byte{0x08, 0x01, 0x08}, protowire.AppendVarint(nil, uint64(1<<64-5))), []string{"timestamp -5 must be positive"}},
+		{"MultiRowRangeFilter empty", filterMsg("MultiRowRangeFilter"), []string{"no ranges"}},
+		{"MultiRowRangeFilter invalid", filterMsg("MultiRowRangeFilter", ld(0x0a, ld(0x0a, s("d")), ld(0x1a, s("c")))), []string{"1 invalid ranges"}},
+		{"ColumnValueFilter without qualifier", filterMsg("ColumnValueFilter", ld(0x0a, s("f")), []byte{0x18, 0x02}, ld(0x22, binary)), []string{"missing required field qualifier"}},
+		{"ColumnValueFilter without op", filterMsg("ColumnValueFilter", ld(0x0a, s("f")), ld(0x12, s("q")), ld(0x22, binary)), []string{"missing required field compare_op"}},
+		{"ColumnValueFilter without comparator", filterMsg("ColumnValueFilter", ld(0x0a, s("f")), ld(0x12, s("q")), []byte{0x18, 0x02}), []string{"missing required field comparator"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := FilterFromProto(tc.msg)
+			require.Error(t, err)
+			require.Nil(t, f)
+			require.True(t, errors.Is(err, ErrBadFilter), err)
+			for _, m := range tc.msgs {
+				require.Contains(t, err.Error(), m)
+			}
+		})
+	}
+}
+
+// TestDecodeWrapperDepth: SkipFilter and WhileMatchFilter nest like
+// FilterList, under the same bound.
+func TestDecodeWrapperDepth(t *testing.T) {
+	nest := func(depth int) []byte {
+		msg := filterMsg("FirstKeyOnlyFilter")
+		for i := 0; i < depth; i++ {
+			msg = filterMsg([]string{"SkipFilter", "WhileMatchFilter"}[i%2], ld(0x0a, msg))
+		}
+		return msg
+	}
+	_, err := FilterFromProto(nest(maxFilterDepth - 1))
+	require.NoError(t, err)
+	_, err = FilterFromProto(nest(maxFilterDepth))
+	require.True(t, errors.Is(err, ErrBadFilter), err)
+	require.Contains(t, err.Error(), "nested")
 }

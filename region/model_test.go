@@ -321,6 +321,8 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		return int64(1 + rng.IntN(20))
 	}
 	var history []string
+	var filterReads filterStats
+	defer func() { t.Logf("filtered reads (of the second set): %s", filterReads) }()
 	fail := func(format string, args ...any) {
 		t.Helper()
 		start := max(0, len(history)-15)
@@ -475,12 +477,34 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				lo := int64(rng.IntN(15))
 				g.TimeRange = scanner.TimeRange{Min: lo, Max: lo + 1 + int64(rng.IntN(10))}
 			}
-			history = append(history, fmt.Sprintf("get %s versions=%d tr=%v fams=%v cols=%v", row, g.MaxVersions, g.TimeRange, fams, mf.columns))
+			var fc *filterCase
+			if mf.columns == nil { // the filter models read whole families
+				switch rng.IntN(8) {
+				case 0:
+					c := randomFilterCase(rng, rowOf, qualOf, fmt.Sprintf("v%d", max(0, i-rng.IntN(200))), false)
+					fc = &c
+				case 1:
+					c := columnCountGetCase(rng)
+					fc = &c
+				}
+			}
+			desc := ""
+			if fc != nil {
+				g.Filter, desc = fc.filter, " filter="+fc.desc
+			}
+			history = append(history, fmt.Sprintf("get %s versions=%d tr=%v fams=%v cols=%v%s", row, g.MaxVersions, g.TimeRange, fams, mf.columns, desc))
 			res, err := r.Get(g)
 			if err != nil {
 				fail("get: %v", err)
 			}
-			check("get "+row, formatResult(res.Cells), m.read(func(s string) bool { return s == row }, fams, g.MaxVersions, g.TimeRange, mf))
+			inRow := func(s string) bool { return s == row }
+			if fc != nil {
+				want := m.readFiltered(inRow, fams, g.MaxVersions, g.TimeRange, false, *fc)
+				filterReads.count(fc.desc, want)
+				check("get "+row+desc, formatResult(res.Cells), want)
+				break
+			}
+			check("get "+row, formatResult(res.Cells), m.read(inRow, fams, g.MaxVersions, g.TimeRange, mf))
 		case op < 85: // scan, forward or reversed, with random bounds
 			s := &Scan{Reversed: rng.IntN(2) == 0, MaxVersions: 1 + rng.IntN(3)}
 			if rng.IntN(3) > 0 {
@@ -513,7 +537,14 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				return true
 			}
 			var mf modelFilter
-			switch rng.IntN(6) {
+			var fc *filterCase
+			switch rng.IntN(8) {
+			case 4, 5:
+				// One of the second set of filters, with a value some recent
+				// put wrote.
+				c := randomFilterCase(rng, rowOf, qualOf, fmt.Sprintf("v%d", max(0, i-rng.IntN(200))), s.Reversed)
+				fc = &c
+				s.Filter, mf.desc = c.filter, c.desc
 			case 0:
 				mf.rowPrefix = fmt.Sprintf("r%d", rng.IntN(4))
 				s.Filter = filter.NewPrefixFilter(b(mf.rowPrefix))
@@ -528,7 +559,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				mf.value = fmt.Sprintf("v%d", max(0, i-rng.IntN(200)))
 				s.Filter = filter.NewValueFilter(filter.CompareEqual, filter.NewBinaryComparator(b(mf.value)))
 			}
-			if s.Filter != nil {
+			if s.Filter != nil && fc == nil {
 				mf.desc = fmt.Sprintf("%T%+v", s.Filter, mf)
 			}
 			history = append(history, fmt.Sprintf("scan %+v filter=%s", *s, mf.desc))
@@ -554,6 +585,12 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				if (order[j] < order[j-1]) != s.Reversed {
 					fail("scan order: %v", order)
 				}
+			}
+			if fc != nil {
+				want := m.readFiltered(in, nil, s.MaxVersions, scanner.AllTime, s.Reversed, *fc)
+				filterReads.count(fc.desc, want)
+				check("scan", formatResult(cells), want)
+				break
 			}
 			check("scan", formatResult(cells), m.read(in, nil, s.MaxVersions, scanner.AllTime, mf))
 		case op < 92:

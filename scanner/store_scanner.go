@@ -152,7 +152,17 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			return dst, nil
 		}
 		kv = s.heap.Peek()
-		if kv == nil || s.cmp.CompareRows(kv.Row, row) != 0 {
+		if kv == nil {
+			return dst, nil
+		}
+		if s.cmp.CompareRows(kv.Row, row) != 0 {
+			// HBase's matcher asks FilterAllRemaining before anything
+			// else, so its store scanner gives up at the next row's first
+			// cell when the filter became done during this row, before the
+			// region resets it (ColumnCountGetFilter relies on that).
+			if f := s.filter; f != nil && f.FilterAllRemaining() {
+				s.done = true
+			}
 			return dst, nil
 		}
 		var err error
@@ -203,12 +213,19 @@ func (s *StoreScanner) seekHint(kv *encoding.KeyValue) error {
 	}
 	c := s.cmp.CompareKeyValueKey(kv, hint)
 	if s.reversed {
-		// Backwards only a hint in an earlier row can be honoured: go to the
-		// last row at or before it, i.e. before the row just after it.
-		if s.cmp.CompareRows(hint.Row(), kv.Row) < 0 {
+		switch rc := s.cmp.CompareRows(hint.Row(), kv.Row); {
+		case rc < 0:
+			// An earlier row: go to the last row at or before it, i.e.
+			// before the row just after it.
 			s.rowBuf = append(append(s.rowBuf[:0], hint.Row()...), 0)
 			s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], s.rowBuf)
 			return s.heap.SeekToPreviousRow(s.keyBuf)
+		case rc == 0 && c < 0:
+			// Further along this row (a column hint: cells within a row
+			// still come in column order). HBase's reversed scanner steps
+			// cell by cell here; a seek within the row returns the same.
+			s.keyBuf = append(s.keyBuf[:0], hint...)
+			return s.heap.BackwardSeek(s.keyBuf)
 		}
 		return s.heap.Next()
 	}

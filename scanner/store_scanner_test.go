@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/memstore"
 	"github.com/stretchr/testify/require"
@@ -271,5 +272,128 @@ func TestStoreScannerStopRow(t *testing.T) {
 			want = append(want, "r6")
 		}
 		require.Equal(t, want, rows)
+	}
+}
+
+// countingFilter counts the cells its filter is asked about.
+type countingFilter struct {
+	filter.Filter
+	cells int
+}
+
+func (c *countingFilter) FilterCell(kv *encoding.KeyValue) (filter.ReturnCode, error) {
+	c.cells++
+	return c.Filter.FilterCell(kv)
+}
+
+// TestStoreScannerColumnHints: a filter's column hints are followed
+// forward and, within the row, reversed, over files and memstores, with
+// delete markers in between.
+func TestStoreScannerColumnHints(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		kvs := randomStoreCells(rng, 400)
+		o := QueryOptions{MaxVersions: 1 + rng.IntN(3), Reversed: seed%2 == 1}
+		want := model(kvs, 1000, o)
+		for row, cells := range want {
+			var keep []string
+			for _, c := range cells {
+				if c[0] == 'c' || c[0] == 'd' {
+					keep = append(keep, c)
+				}
+			}
+			want[row] = keep
+			if len(keep) == 0 {
+				delete(want, row)
+			}
+		}
+		f := &countingFilter{Filter: filter.NewColumnRangeFilter([]byte("c"), true, []byte("d"), true)}
+		f.SetReversed(o.Reversed)
+		o.Filter = f
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, 1000), o)
+		require.NoError(t, err)
+		got := map[string][]string{}
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			for _, c := range cells {
+				got[string(c.Row)] = append(got[string(c.Row)], fmt.Sprintf("%s/%d=%s", c.Qualifier, c.Timestamp, c.Value))
+			}
+			sort.Strings(got[string(cells[0].Row)])
+			f.Reset()
+		}
+		ss.Close()
+		require.Equal(t, want, got, "seed %d, reversed %t", seed, o.Reversed)
+		// Columns a and b are sought past: the filter sees at most the
+		// first of them in each row (and e is left by NEXT_ROW).
+	}
+
+	// Each row's first cell before the range seeks past a and b at once:
+	// the filter sees it and c, forward and reversed.
+	var kvs []*encoding.KeyValue
+	for i := 0; i < 10; i++ {
+		for _, q := range []string{"a", "b", "c"} {
+			for ts := int64(1); ts <= 3; ts++ {
+				kvs = append(kvs, &encoding.KeyValue{Row: []byte(fmt.Sprintf("r%d", i)), Family: []byte("f"), Qualifier: []byte(q),
+					Timestamp: ts, Type: encoding.TypePut, SeqNum: encoding.SeqNum(len(kvs) + 1)})
+			}
+		}
+	}
+	for _, reversed := range []bool{false, true} {
+		f := &countingFilter{Filter: filter.NewColumnRangeFilter([]byte("c"), true, nil, false)}
+		f.SetReversed(reversed)
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rand.New(rand.NewPCG(2, 2)), 1000),
+			QueryOptions{Filter: f, Reversed: reversed, MaxVersions: 1, FamilyMaxVersions: 1})
+		require.NoError(t, err)
+		rows := 0
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			require.Len(t, cells, 1)
+			require.Equal(t, "c", string(cells[0].Qualifier))
+			rows++
+		}
+		ss.Close()
+		require.Equal(t, 10, rows)
+		require.Equal(t, 20, f.cells, "reversed %t", reversed)
+	}
+}
+
+// TestStoreScannerDoneAtNextRow: a filter that became done during a row
+// ends the store scanner at the next row's first cell, before the region
+// resets it, as HBase's matcher does.
+func TestStoreScannerDoneAtNextRow(t *testing.T) {
+	kv := func(row, q string) *encoding.KeyValue {
+		return &encoding.KeyValue{Row: []byte(row), Family: []byte("f"), Qualifier: []byte(q), Timestamp: 1, Type: encoding.TypePut, SeqNum: 1}
+	}
+	kvs := []*encoding.KeyValue{kv("r1", "a"), kv("r1", "b"), kv("r2", "a"), kv("r3", "a")}
+	for _, reversed := range []bool{false, true} {
+		f, err := filter.NewColumnCountGetFilter(1)
+		require.NoError(t, err)
+		f.SetReversed(reversed)
+		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rand.New(rand.NewPCG(1, 1)), 10), QueryOptions{Filter: f, Reversed: reversed})
+		require.NoError(t, err)
+		var rows []string
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			rows = append(rows, fmt.Sprintf("%s:%d", cells[0].Row, len(cells)))
+			f.Reset()
+		}
+		ss.Close()
+		want := []string{"r1:1"}
+		if reversed {
+			want = []string{"r3:1", "r2:1", "r1:1"} // no row has two columns before r1
+		}
+		require.Equal(t, want, rows, "reversed %t", reversed)
 	}
 }
