@@ -177,11 +177,14 @@ func decodeHeader(b []byte, off int64) (header, error) {
 	case h.checksumType != ChecksumNull && h.bytesPerChecksum < minBytesPerChecksum:
 		return h, encoding.CorruptionErrorf("block at offset %d: bytesPerChecksum %d", off, h.bytesPerChecksum)
 	}
+	// With NULL checksums there are no checksum bytes: without this check
+	// a flipped checksum type would turn verification off unnoticed.
+	want := int64(0)
 	if h.checksumType != ChecksumNull {
-		want := int64(numChecksumChunks(int(h.onDiskDataSizeWithHdr), int(h.bytesPerChecksum))) * 4
-		if got := int64(h.onDiskSizeWithoutHeader) + HeaderSize - int64(h.onDiskDataSizeWithHdr); got != want {
-			return h, encoding.CorruptionErrorf("block at offset %d: %d checksum bytes, want %d", off, got, want)
-		}
+		want = int64(numChecksumChunks(int(h.onDiskDataSizeWithHdr), int(h.bytesPerChecksum))) * 4
+	}
+	if got := int64(h.onDiskSizeWithoutHeader) + HeaderSize - int64(h.onDiskDataSizeWithHdr); got != want {
+		return h, encoding.CorruptionErrorf("block at offset %d: %d checksum bytes, want %d for %s", off, got, want, h.checksumType)
 	}
 	return h, nil
 }

@@ -93,6 +93,10 @@ func ParseBloomType(name string) (BloomType, error) {
 // every key as possibly present.
 var ErrUnsupportedBloom = errors.New("hfile: unsupported bloom filter")
 
+// errBadBloomProbe marks MayContain errors that are the probe key's fault,
+// not the filter's.
+var errBadBloomProbe = errors.New("hfile: bad bloom probe")
+
 // Defaults, as HBase's BloomFilterFactory.
 const (
 	// DefaultBloomErrorRate is io.storefile.bloom.error.rate.
@@ -565,7 +569,7 @@ func (f *BloomFilter) MayContain(key []byte, load BloomChunkLoader) (bool, error
 		// Key comparisons trust their input's lengths; do not let a caller's
 		// malformed key turn into a panic.
 		if _, err := encoding.ParseKey(key); err != nil {
-			return false, errors.Wrap(err, "hfile: ROWCOL bloom probe is not a key")
+			return false, errors.Mark(errors.Wrap(err, "hfile: ROWCOL bloom probe is not a key"), errBadBloomProbe)
 		}
 	}
 	i := f.chunkFor(key)

@@ -56,4 +56,12 @@
 // Every read verifies checksums and bounds; bytes that do not decode are
 // reported as errors marked with encoding.ErrCorruption that name the file
 // and the block offset.
+//
+// The trailer is the one part without a checksum, so Open checks each of
+// its fields against the checksummed load-on-open section (entry counts,
+// index levels, the first and last data block offsets, section offsets and
+// sizes; see check.go) and refuses a file where they disagree; a full scan
+// also checks the cell count and the data blocks' chaining. Reader.Verify
+// checks a whole file. A bloom filter that turns out unreadable is logged,
+// counted (BloomErrors) and ignored: the file reads as if it had none.
 package hfile

@@ -45,8 +45,8 @@ type rootIndex struct {
 	midKeyEntry       int32
 }
 
-// decodeRootIndex decodes count root-format entries from b, then the mid-key
-// metadata if withMidKey and at least 16 bytes remain.
+// decodeRootIndex decodes count root-format entries from b, then, if
+// withMidKey, the 16 bytes of mid-key metadata; nothing may follow.
 func decodeRootIndex(b []byte, count int, withMidKey bool) (*rootIndex, error) {
 	if count < 0 || count > len(b)/(entryOverhead+1) {
 		return nil, encoding.CorruptionErrorf("root index: %d entries cannot fit in %d bytes", count, len(b))
@@ -71,7 +71,17 @@ func decodeRootIndex(b []byte, count int, withMidKey bool) (*rootIndex, error) {
 			return nil, encoding.CorruptionErrorf("root index: entry %d points at offset %d size %d", i, ri.offsets[i], ri.sizes[i])
 		}
 	}
-	if withMidKey && len(b)-p >= midKeyMetadataSize {
+	// The count comes from the trailer, which has no checksum: HBase
+	// writes exactly the entries and, for a multi-level index, the mid-key
+	// metadata, so any other number of bytes left means a wrong count.
+	want := 0
+	if withMidKey {
+		want = midKeyMetadataSize
+	}
+	if len(b)-p != want {
+		return nil, encoding.CorruptionErrorf("root index: %d bytes left after %d entries, want %d", len(b)-p, count, want)
+	}
+	if withMidKey {
 		ri.hasMidKey = true
 		ri.midLeafOffset = int64(binary.BigEndian.Uint64(b[p:]))
 		ri.midLeafOnDiskSize = int32(binary.BigEndian.Uint32(b[p+8:]))

@@ -2,6 +2,7 @@ package hfile
 
 import (
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
 )
 
 // BlockHeader describes one block as stored, for tools.
@@ -78,19 +79,28 @@ func (r *Reader) IndexBlock(off int64, onDiskSize int) (BlockType, []IndexEntry,
 	if b.Type != BlockLeafIndex && b.Type != BlockIntermediateIndex {
 		return b.Type, nil, r.corruptf(off, "expected an index block, found %s", b.Type)
 	}
-	x, err := parseNonRootIndex(b.Data, off)
+	out, err := nonRootEntries(b)
 	if err != nil {
 		return b.Type, nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	return b.Type, out, nil
+}
+
+// nonRootEntries decodes the entries of leaf or intermediate index block b.
+func nonRootEntries(b *Block) ([]IndexEntry, error) {
+	x, err := parseNonRootIndex(b.Data, b.Offset)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]IndexEntry, x.n)
 	for i := range out {
 		o, s, k, ok := x.entry(i)
 		if !ok {
-			return b.Type, nil, r.corruptf(off, "malformed index entry %d", i)
+			return nil, encoding.CorruptionErrorf("index block at offset %d: malformed entry %d", b.Offset, i)
 		}
 		out[i] = IndexEntry{Offset: o, OnDiskSize: int(s), Key: k}
 	}
-	return b.Type, out, nil
+	return out, nil
 }
 
 // DataBlockCount returns the number of data blocks, walking the index.

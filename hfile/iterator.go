@@ -33,6 +33,11 @@ type Iterator struct {
 	positioned  bool
 	err         error
 	closed      bool
+	// counted is true while the iterator has moved only by First and Next,
+	// and cells counts the cells it has been on since First: a full scan
+	// checks its count against the trailer's entry_count at the end.
+	counted bool
+	cells   uint64
 }
 
 // errClosed is the error of an iterator used after Close.
@@ -220,6 +225,7 @@ func (it *Iterator) First() (bool, error) {
 	}
 	it.nextIndexed, it.nextKnown = next, true
 	it.positioned = true
+	it.counted, it.cells = true, 1
 	return true, nil
 }
 
@@ -234,7 +240,7 @@ func (it *Iterator) SeekTo(key encoding.Key) (int, error) {
 	if it.err != nil {
 		return 0, it.err
 	}
-	it.positioned = false
+	it.positioned, it.counted = false, false
 	off, size, next, found, err := it.r.lookupDataBlock(key)
 	if err != nil {
 		return 0, it.fail(err)
@@ -287,6 +293,7 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 			it.learnNextIndexed()
 		}
 		if it.nextKnown && (it.nextIndexed == nil || it.r.cmp.CompareKeys(key, it.nextIndexed) < 0) {
+			it.counted = false
 			res, err := it.seeker.SeekToKeyInBlock(key, false)
 			if err != nil {
 				return 0, it.fail(it.wrapBlockErr(err, it.blk))
@@ -323,7 +330,7 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	if it.err != nil {
 		return false, it.err
 	}
-	it.positioned = false
+	it.positioned, it.counted = false, false
 	if it.beforeInBlock(key) {
 		res, err := it.seeker.SeekBeforeKey(key)
 		if err != nil {
@@ -399,6 +406,9 @@ func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	if err != nil {
 		return false, it.fail(it.wrapBlockErr(err, it.blk))
 	}
+	if ok {
+		it.counted = false
+	}
 	return ok, nil
 }
 
@@ -415,6 +425,11 @@ func (it *Iterator) beforeInBlock(key encoding.Key) bool {
 }
 
 // Next moves to the next cell; false at the end of the file.
+//
+// Moving to the next data block, it checks what the trailer has no checksum
+// for: that the block follows the current one (its prevBlockOffset), that
+// the scan ends exactly at last_data_block_offset, and, at the end of a scan
+// from First, that it met entry_count cells.
 func (it *Iterator) Next() (bool, error) {
 	if it.err != nil {
 		return false, it.err
@@ -427,14 +442,23 @@ func (it *Iterator) Next() (bool, error) {
 		return false, it.fail(it.wrapBlockErr(err, it.blk))
 	}
 	if ok {
+		it.cells++
 		return true, nil
 	}
 	// Next data block, skipping inline index and bloom blocks.
 	off := it.blk.Offset + int64(it.blk.OnDiskSize)
 	size := it.blk.NextOnDiskSize
-	last := it.r.trailer.LastDataBlockOffset
+	t := it.r.trailer
+	last := t.LastDataBlockOffset
 	for {
 		if off > last {
+			if it.blk.Offset != last {
+				return false, it.fail(it.r.corruptf(off, "scan went past last_data_block_offset %d from the data block at offset %d",
+					last, it.blk.Offset))
+			}
+			if it.counted && it.cells != t.EntryCount {
+				return false, it.fail(it.r.corruptf(it.blk.Offset, "scan found %d cells, trailer entry_count is %d", it.cells, t.EntryCount))
+			}
 			it.positioned = false
 			return false, nil
 		}
@@ -442,6 +466,12 @@ func (it *Iterator) Next() (bool, error) {
 		if b == nil || b.Offset != off {
 			var err error
 			if b, err = it.r.iterBlock(off, size, it.cacheBlocks); err != nil {
+				// A damaged bloom chunk holds no cells: step over it,
+				// as its size is known from the bloom meta.
+				if skip := it.r.skipBloomChunk(off, err); skip > 0 {
+					off, size = off+skip, -1
+					continue
+				}
 				return false, it.fail(err)
 			}
 		}
@@ -450,7 +480,11 @@ func (it *Iterator) Next() (bool, error) {
 			off, size = off+int64(b.OnDiskSize), b.NextOnDiskSize
 			continue
 		}
-		if err := it.r.checkDataBlock(b, off); err != nil {
+		err := it.r.checkDataBlock(b, off)
+		if err == nil && b.PrevOffset != it.blk.Offset {
+			err = it.r.corruptf(off, "data block follows the one at offset %d, but its previous block offset is %d", it.blk.Offset, b.PrevOffset)
+		}
+		if err != nil {
 			if b != it.other {
 				b.release()
 			}
@@ -459,6 +493,7 @@ func (it *Iterator) Next() (bool, error) {
 		if err := it.setBlock(b); err != nil {
 			return false, err
 		}
+		it.cells++
 		// The next block's index key is unknown without an index walk, so
 		// Reseek past this block falls back to SeekTo, except in the last
 		// block, which has no next.

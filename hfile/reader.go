@@ -65,11 +65,13 @@ type Reader struct {
 	encoding   encoding.DataBlockEncoding
 	decodeMvcc bool
 	dataIndex  *rootIndex
-	metaIndex  *rootIndex
-	bloom      *BloomFilter
-	dfBloom    *BloomFilter
-	bloomType  BloomType
-	lastKey    encoding.Key
+	// rootIndexSize is the payload size of the data root index block.
+	rootIndexSize uint64
+	metaIndex     *rootIndex
+	bloom         *BloomFilter
+	dfBloom       *BloomFilter
+	bloomType     BloomType
+	lastKey       encoding.Key
 
 	// seekers holds the seekers of closed iterators. A seeker keeps the
 	// cells it decoded in a slice that grows to a block's cell count; a new
@@ -87,7 +89,30 @@ type Reader struct {
 	// Counters, read by tools and metrics.
 	blocksRead atomic.Int64
 	bytesRead  atomic.Int64
+
+	// bloomBroken[i] is set once bloom i (generalBloom, deleteFamilyBloom)
+	// failed to read; from then on it answers "may contain", as HBase's
+	// StoreFileReader does once it sets a filter faulty. bloomErrors counts
+	// the filters broken so.
+	bloomBroken [2]atomic.Bool
+	bloomErrors atomic.Int64
 }
+
+// Indexes of Reader.bloomBroken.
+const (
+	generalBloom = iota
+	deleteFamilyBloom
+)
+
+// bloomErrorsTotal is BloomErrors: every Reader's bloomErrors, summed.
+var bloomErrorsTotal atomic.Int64
+
+// BloomErrors returns how many bloom filters readers in this process have
+// found unreadable (a chunk failing its checksum or not decoding, a meta
+// that does not parse) and have ignored since, reading those files as if
+// they had no bloom. Each filter of an open file counts once. The region
+// server exports it as bloomFilterErrorCount.
+func BloomErrors() int64 { return bloomErrorsTotal.Load() }
 
 // OpenFile opens the HFile at path. Close closes the file.
 func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
@@ -133,43 +158,21 @@ func (r *Reader) open() error {
 		return err
 	}
 	r.trailer = t
-	if err := t.CompressionCodec.Supported(); err != nil {
-		return err
-	}
 	if r.cmp, err = encoding.ComparerByName(t.ComparatorClassName); err != nil {
+		// As in HBase, whose reader reports a comparator it cannot load
+		// as a corrupt file: a damaged name reads as an unknown class.
+		return errors.Wrap(encoding.MarkCorruption(err), "trailer comparator_class_name")
+	}
+	if err := t.CompressionCodec.Supported(); err != nil {
+		return r.checkUnsupportedCodec(err)
+	}
+	blocks, err := r.readLoadOnOpen()
+	if err != nil {
 		return err
 	}
-	// Load-on-open: data root index, meta index, file info, bloom metas.
-	off := int64(t.LoadOnOpenDataOffset)
-	end := r.size - TrailerSize
-	var blocks []*Block
-	for off < end {
-		b, err := r.readBlockUncached(off, -1)
-		if err != nil {
-			return err
-		}
-		blocks = append(blocks, b)
-		off += int64(b.OnDiskSize)
-	}
-	if off != end {
-		return encoding.CorruptionErrorf("load-on-open section overruns the trailer at %d", end)
-	}
-	var roots []*Block
-	for _, b := range blocks {
-		switch b.Type {
-		case BlockRootIndex:
-			roots = append(roots, b)
-		case BlockFileInfo:
-			if r.fileInfo, err = decodeFileInfo(b.Data); err != nil {
-				return errors.Wrapf(err, "file info block at offset %d", b.Offset)
-			}
-		}
-	}
-	if len(roots) != 2 || r.fileInfo == nil {
-		return encoding.CorruptionErrorf("load-on-open section has %d root index blocks and file info=%t", len(roots), r.fileInfo != nil)
-	}
-	if roots[0].Offset != int64(t.LoadOnOpenDataOffset) {
-		return encoding.CorruptionErrorf("data root index not at load-on-open offset %d", t.LoadOnOpenDataOffset)
+	roots := blocks[:2]
+	if r.fileInfo, err = decodeFileInfo(blocks[2].Data); err != nil {
+		return errors.Wrapf(err, "file info block at offset %d", blocks[2].Offset)
 	}
 	if r.dataIndex, err = decodeRootIndex(roots[0].Data, int(t.DataIndexCount), t.NumDataIndexLevels > 1); err != nil {
 		return errors.Wrapf(err, "data index at offset %d", roots[0].Offset)
@@ -181,6 +184,9 @@ func (r *Reader) open() error {
 	}
 	if r.metaIndex, err = decodeRootIndex(roots[1].Data, int(t.MetaIndexCount), false); err != nil {
 		return errors.Wrapf(err, "meta index at offset %d", roots[1].Offset)
+	}
+	if err := r.checkIndex(blocks); err != nil {
+		return err
 	}
 	// The file info decides the cell layout.
 	_, r.format.IncludesTags = r.fileInfo[FileInfoMaxTagsLen]
@@ -225,7 +231,15 @@ func (r *Reader) open() error {
 				continue
 			}
 			if err != nil {
-				return errors.Wrapf(err, "%s block at offset %d", b.Type, b.Offset)
+				// Its checksum verified, yet it does not parse. A bloom
+				// is only an optimization: like HBase, read the file
+				// without it, but count it.
+				i := generalBloom
+				if b.Type == BlockDeleteFamilyBloomMeta {
+					i = deleteFamilyBloom
+				}
+				r.bloomFailed(i, errors.Wrapf(err, "%s block at offset %d", b.Type, b.Offset))
+				continue
 			}
 			if b.Type == BlockGeneralBloomMeta {
 				r.bloom = f
@@ -310,6 +324,15 @@ func (r *Reader) corruptf(off int64, format string, args ...interface{}) error {
 // readBlock returns the block at off through the cache. onDiskSize is the
 // block's size with header and checksums, or -1 if unknown.
 func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	b, err := r.readBlockKeep(off, onDiskSize, cacheIt)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	return b, nil
+}
+
+// readBlockKeep is readBlock without naming the file in errors (Open does).
+func (r *Reader) readBlockKeep(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
 	c := r.opts.Cache
 	if c != nil {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
@@ -320,7 +343,7 @@ func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 	}
 	b, err := r.readBlockUncached(off, onDiskSize)
 	if err != nil {
-		return nil, errors.Wrapf(err, "hfile %s", r.name)
+		return nil, err
 	}
 	switch {
 	case c != nil && (cacheIt || !b.Type.IsData()):
@@ -641,18 +664,28 @@ func (r *Reader) loadBloomChunk(off int64, size int32) ([]byte, error) {
 
 // MayContainRow reports whether the file may hold cells of row. It is false
 // only when the file certainly has none (empty file, or a ROW bloom says so).
+//
+// A bloom chunk that cannot be read (a checksum or format error) does not
+// fail the lookup: the filter is logged once at Warn, counted (BloomErrors)
+// and ignored from then on, so the file answers "may contain", as HBase does
+// with a faulty bloom. Errors are returned only for a malformed probe.
 func (r *Reader) MayContainRow(row []byte) (bool, error) {
 	if r.trailer.EntryCount == 0 {
 		return false, nil
 	}
-	if r.bloom == nil || r.bloomType != BloomRow {
+	if r.bloom == nil || r.bloomType != BloomRow || r.bloomBroken[generalBloom].Load() {
 		return true, nil
 	}
-	return r.bloom.MayContain(row, r.loadBloomChunk)
+	ok, err := r.bloom.MayContain(row, r.loadBloomChunk)
+	if err != nil {
+		return r.bloomError(generalBloom, err)
+	}
+	return ok, nil
 }
 
 // MayContainRowCol reports whether the file may hold cells of the column
 // row/family:qualifier, using a ROWCOL bloom or, failing that, a ROW bloom.
+// Bloom read errors are handled as in MayContainRow.
 func (r *Reader) MayContainRowCol(row, family, qualifier []byte) (bool, error) {
 	if r.trailer.EntryCount == 0 {
 		return false, nil
@@ -660,20 +693,79 @@ func (r *Reader) MayContainRowCol(row, family, qualifier []byte) (bool, error) {
 	if r.bloom == nil || r.bloomType != BloomRowCol {
 		return r.MayContainRow(row)
 	}
+	if r.bloomBroken[generalBloom].Load() {
+		return true, nil
+	}
 	var buf [128]byte
-	return r.bloom.MayContain(RowColBloomKey(buf[:0], row, qualifier), r.loadBloomChunk)
+	ok, err := r.bloom.MayContain(RowColBloomKey(buf[:0], row, qualifier), r.loadBloomChunk)
+	if err != nil {
+		return r.bloomError(generalBloom, err)
+	}
+	return ok, nil
 }
 
 // MayContainDeleteFamily reports whether the file may hold DeleteFamily or
-// DeleteFamilyVersion markers for row.
+// DeleteFamilyVersion markers for row. Bloom read errors are handled as in
+// MayContainRow.
 func (r *Reader) MayContainDeleteFamily(row []byte) (bool, error) {
 	if n, ok := r.fileInfo.Int64(FileInfoDeleteFamilyCnt); ok && n == 0 {
 		return false, nil
 	}
-	if r.dfBloom == nil {
+	if r.dfBloom == nil || r.bloomBroken[deleteFamilyBloom].Load() {
 		return true, nil
 	}
-	return r.dfBloom.MayContain(row, r.loadBloomChunk)
+	ok, err := r.dfBloom.MayContain(row, r.loadBloomChunk)
+	if err != nil {
+		return r.bloomError(deleteFamilyBloom, err)
+	}
+	return ok, nil
+}
+
+// bloomError handles an error of bloom i's lookup: a bad probe is the
+// caller's, anything else breaks the filter and answers "may contain".
+func (r *Reader) bloomError(i int, err error) (bool, error) {
+	if errors.Is(err, errBadBloomProbe) {
+		return false, err
+	}
+	r.bloomFailed(i, err)
+	return true, nil
+}
+
+// bloomFailed marks bloom i broken, and the first time logs why and counts
+// it.
+func (r *Reader) bloomFailed(i int, err error) {
+	if !r.bloomBroken[i].CompareAndSwap(false, true) {
+		return
+	}
+	r.bloomErrors.Add(1)
+	bloomErrorsTotal.Add(1)
+	which := "general"
+	if i == deleteFamilyBloom {
+		which = "delete-family"
+	}
+	r.logger().Warn("hfile: bloom filter unreadable, reading the file without it", "file", r.name, "bloom", which, "err", err.Error())
+}
+
+// BloomErrors returns how many of this file's bloom filters (0 to 2) were
+// found unreadable and are ignored (see MayContainRow).
+func (r *Reader) BloomErrors() int64 { return r.bloomErrors.Load() }
+
+// skipBloomChunk reports, for a block at off that failed to read with err,
+// its on-disk size if it is a chunk of one of the file's blooms (which a
+// scan does not need), breaking that bloom; 0 otherwise.
+func (r *Reader) skipBloomChunk(off int64, err error) int64 {
+	for i, f := range [...]*BloomFilter{generalBloom: r.bloom, deleteFamilyBloom: r.dfBloom} {
+		if f == nil {
+			continue
+		}
+		for _, c := range f.Chunks {
+			if c.Offset == off {
+				r.bloomFailed(i, err)
+				return int64(c.OnDiskSize)
+			}
+		}
+	}
+	return 0
 }
 
 func (r *Reader) logger() *slog.Logger {

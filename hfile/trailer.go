@@ -2,6 +2,7 @@ package hfile
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
@@ -77,31 +78,100 @@ func (t *Trailer) encode() []byte {
 	return out
 }
 
-// decodeTrailer parses the last min(fileSize, TrailerSize) bytes of a file.
+// trailerFields names the FileTrailerProto fields by number, as HBase's
+// HFile.proto does, and gives the wire type each must arrive with. Fields 14
+// to 16 (key management, newer HBase) are known so that their wire types are
+// checked, but are otherwise ignored.
+var trailerFields = [...]struct {
+	name string
+	typ  protowire.Type
+}{
+	1:  {"file_info_offset", protowire.VarintType},
+	2:  {"load_on_open_data_offset", protowire.VarintType},
+	3:  {"uncompressed_data_index_size", protowire.VarintType},
+	4:  {"total_uncompressed_bytes", protowire.VarintType},
+	5:  {"data_index_count", protowire.VarintType},
+	6:  {"meta_index_count", protowire.VarintType},
+	7:  {"entry_count", protowire.VarintType},
+	8:  {"num_data_index_levels", protowire.VarintType},
+	9:  {"first_data_block_offset", protowire.VarintType},
+	10: {"last_data_block_offset", protowire.VarintType},
+	11: {"comparator_class_name", protowire.BytesType},
+	12: {"compression_codec", protowire.VarintType},
+	13: {"encryption_key", protowire.BytesType},
+	14: {"key_namespace", protowire.BytesType},
+	15: {"kek_metadata", protowire.BytesType},
+	16: {"kek_checksum", protowire.VarintType},
+}
+
+// requiredTrailerFields are the fields every HBase version writes
+// (FixedFileTrailer.serializeAsPB sets 1 to 12 unconditionally; we leave
+// out 9 and 10 in an empty file). The trailer has no checksum, and a flipped
+// bit in a tag turns a field into another or an unknown one: were a missing
+// field read as its default, entry_count would read as 0 and the file would
+// look empty.
+var requiredTrailerFields = [...]protowire.Number{1, 2, 3, 4, 5, 6, 7, 8, 11, 12}
+
+// decodeTrailer parses the last TrailerSize bytes of a file of fileSize
+// bytes and checks what it can of the trailer on its own: the version, the
+// magic, the message framing, each field's wire type and range, and that
+// the offsets lie inside the file and in order. Reader.open checks the rest
+// against the load-on-open section. Errors are marked encoding.ErrCorruption
+// and name the field and the trailer's offset.
 func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 	if len(b) < TrailerSize {
 		return nil, encoding.CorruptionErrorf("file of %d bytes is too small for an HFile v3 trailer", fileSize)
 	}
+	at := fileSize - TrailerSize
+	bad := func(format string, args ...interface{}) error {
+		return errors.Wrapf(encoding.CorruptionErrorf(format, args...), "trailer at offset %d", at)
+	}
 	v := binary.BigEndian.Uint32(b[TrailerSize-4:])
 	t := &Trailer{MajorVersion: int(v & 0xFFFFFF), MinorVersion: int(v >> 24), FirstDataBlockOffset: -1, LastDataBlockOffset: -1,
 		CompressionCodec: CompressionNone}
-	if !(t.MajorVersion == 3 || (t.MajorVersion == 2 && t.MinorVersion >= 3)) {
-		return nil, encoding.CorruptionErrorf("unsupported HFile version %d.%d (want 3, or 2 with minor >= 3)", t.MajorVersion, t.MinorVersion)
+	// HBase reads minor versions 0 to 3 of v3 and only 3 of v2 (with a
+	// protobuf trailer); anything above 3 is no version it wrote.
+	if !((t.MajorVersion == 3 && t.MinorVersion <= MinorVersion) || (t.MajorVersion == 2 && t.MinorVersion == 3)) {
+		return nil, bad("unsupported HFile version %d.%d (want 3, or 2 with minor 3)", t.MajorVersion, t.MinorVersion)
 	}
 	if string(b[:8]) != trailerMagic {
-		return nil, encoding.CorruptionErrorf("bad trailer magic %q at offset %d", encoding.FormatBytes(b[:8]), fileSize-TrailerSize)
+		return nil, bad("bad trailer magic %q", encoding.FormatBytes(b[:8]))
 	}
 	l, n := protowire.ConsumeVarint(b[8:])
 	if n < 0 || l > uint64(TrailerSize-4-8-n) {
-		return nil, encoding.CorruptionErrorf("bad trailer message length")
+		return nil, bad("bad trailer message length")
 	}
-	pb := b[8+n : 8+n+int(l)]
+	end := 8 + n + int(l)
+	// HBase pads the message with zeros; a non-zero byte there means the
+	// length prefix (or the padding) is damaged.
+	for i := end; i < TrailerSize-4; i++ {
+		if b[i] != 0 {
+			return nil, bad("non-zero byte %#x at trailer offset %d, after the %d-byte message", b[i], i, l)
+		}
+	}
+	pb := b[8+n : end]
+	var seen [len(trailerFields)]bool
 	for len(pb) > 0 {
+		pos := end - len(pb)
 		num, typ, n := protowire.ConsumeTag(pb)
 		if n < 0 {
-			return nil, encoding.CorruptionErrorf("bad trailer field tag")
+			return nil, bad("bad field tag at trailer offset %d", pos)
 		}
 		pb = pb[n:]
+		known := num > 0 && int(num) < len(trailerFields) && trailerFields[num].name != ""
+		if known {
+			f := trailerFields[num]
+			if typ != f.typ {
+				return nil, bad("field %d (%s) at trailer offset %d has wire type %d, want %d", num, f.name, pos, typ, f.typ)
+			}
+			if seen[num] {
+				return nil, bad("field %d (%s) repeated at trailer offset %d", num, f.name, pos)
+			}
+			seen[num] = true
+		} else if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+			// No FileTrailerProto version has groups.
+			return nil, bad("unknown field %d at trailer offset %d is a group", num, pos)
+		}
 		var x uint64
 		var bs []byte
 		switch typ {
@@ -113,9 +183,33 @@ func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 			n = protowire.ConsumeFieldValue(num, typ, pb)
 		}
 		if n < 0 {
-			return nil, encoding.CorruptionErrorf("bad trailer field %d", num)
+			return nil, bad("field %d at trailer offset %d is truncated", num, pos)
 		}
 		pb = pb[n:]
+		if !known {
+			continue // a field of a newer HBase
+		}
+		name := trailerFields[num].name
+		switch num {
+		case 1, 2, 3, 4, 7:
+			if x > math.MaxInt64 {
+				return nil, bad("%s %d out of range", name, x)
+			}
+		case 5, 6, 8:
+			// uint32 in the proto, an int in HBase.
+			if x > math.MaxInt32 {
+				return nil, bad("%s %d out of range", name, x)
+			}
+		case 9, 10:
+			// HBase writes -1 (UNSET) as a 64-bit varint for an empty file.
+			if int64(x) < -1 {
+				return nil, bad("%s %d out of range", name, int64(x))
+			}
+		case 12:
+			if x >= uint64(len(compressionNames)) {
+				return nil, bad("%s %d is no HBase compression algorithm", name, x)
+			}
+		}
 		switch num {
 		case 1:
 			t.FileInfoOffset = x
@@ -145,21 +239,58 @@ func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 			t.EncryptionKey = append([]byte(nil), bs...)
 		}
 	}
-	body := uint64(fileSize - TrailerSize)
-	switch {
-	case t.LoadOnOpenDataOffset >= body || t.FileInfoOffset >= body || t.FileInfoOffset < t.LoadOnOpenDataOffset:
-		return nil, encoding.CorruptionErrorf("trailer offsets (load-on-open %d, file info %d) outside the file body of %d bytes",
-			t.LoadOnOpenDataOffset, t.FileInfoOffset, body)
-	case t.NumDataIndexLevels < 1 || t.NumDataIndexLevels > 16:
-		if t.DataIndexCount != 0 || t.NumDataIndexLevels > 16 {
-			return nil, encoding.CorruptionErrorf("trailer has %d data index levels", t.NumDataIndexLevels)
+	for _, num := range requiredTrailerFields {
+		if !seen[num] {
+			return nil, bad("field %d (%s) missing", num, trailerFields[num].name)
 		}
-	case t.EncryptionKey != nil:
+	}
+	if t.EncryptionKey != nil {
 		return nil, errors.Newf("encrypted HFiles are not supported")
 	}
-	if t.LastDataBlockOffset >= 0 && uint64(t.LastDataBlockOffset) >= t.LoadOnOpenDataOffset {
-		return nil, encoding.CorruptionErrorf("trailer: last data block offset %d beyond load-on-open offset %d",
-			t.LastDataBlockOffset, t.LoadOnOpenDataOffset)
+	if err := t.check(fileSize); err != nil {
+		return nil, errors.Wrapf(err, "trailer at offset %d", at)
 	}
 	return t, nil
+}
+
+// check cross-checks the trailer's fields with each other and the file size:
+// the sections lie in order inside the file (first data block <= last data
+// block < load-on-open < file info < trailer), a file has cells iff it has
+// data blocks and root index entries, and the sizes are plausible.
+func (t *Trailer) check(fileSize int64) error {
+	body := uint64(fileSize - TrailerSize)
+	// Entries in the root data index, data blocks (first and last offsets)
+	// and cells exist together or not at all: a file that only looked empty
+	// would lose its rows without an error.
+	hasData := t.EntryCount > 0
+	switch {
+	case t.LoadOnOpenDataOffset >= body:
+		return encoding.CorruptionErrorf("load_on_open_data_offset %d outside the file body of %d bytes", t.LoadOnOpenDataOffset, body)
+	case t.FileInfoOffset <= t.LoadOnOpenDataOffset || t.FileInfoOffset >= body:
+		// The data root index and the meta index come first.
+		return encoding.CorruptionErrorf("file_info_offset %d not between load_on_open_data_offset %d and the trailer at %d",
+			t.FileInfoOffset, t.LoadOnOpenDataOffset, body)
+	case t.NumDataIndexLevels > maxIndexLevels || (t.NumDataIndexLevels < 1 && t.DataIndexCount != 0):
+		return encoding.CorruptionErrorf("num_data_index_levels %d (data_index_count %d)", t.NumDataIndexLevels, t.DataIndexCount)
+	case hasData != (t.DataIndexCount > 0):
+		return encoding.CorruptionErrorf("entry_count %d but data_index_count %d", t.EntryCount, t.DataIndexCount)
+	case hasData && t.FirstDataBlockOffset < 0:
+		return encoding.CorruptionErrorf("entry_count %d but first_data_block_offset %d", t.EntryCount, t.FirstDataBlockOffset)
+	case hasData && t.LastDataBlockOffset < t.FirstDataBlockOffset:
+		return encoding.CorruptionErrorf("last_data_block_offset %d before first_data_block_offset %d", t.LastDataBlockOffset, t.FirstDataBlockOffset)
+	case hasData && uint64(t.LastDataBlockOffset) >= t.LoadOnOpenDataOffset:
+		return encoding.CorruptionErrorf("last_data_block_offset %d not before load_on_open_data_offset %d",
+			t.LastDataBlockOffset, t.LoadOnOpenDataOffset)
+	case !hasData && (t.FirstDataBlockOffset > 0 || t.LastDataBlockOffset > 0):
+		// Empty: -1 (UNSET), or 0 as old writers left them.
+		return encoding.CorruptionErrorf("entry_count 0 but first_data_block_offset %d, last_data_block_offset %d",
+			t.FirstDataBlockOffset, t.LastDataBlockOffset)
+	case t.TotalUncompressedBytes < TrailerSize:
+		// Every writer counts the trailer.
+		return encoding.CorruptionErrorf("total_uncompressed_bytes %d smaller than the trailer", t.TotalUncompressedBytes)
+	case hasData && t.EntryCount > t.TotalUncompressedBytes:
+		// A cell takes at least a byte of (uncompressed) block.
+		return encoding.CorruptionErrorf("entry_count %d larger than total_uncompressed_bytes %d", t.EntryCount, t.TotalUncompressedBytes)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/regionkv/regionkv/hfile"
 )
 
 // metrics exports the server's state in Prometheus text format under names
@@ -131,6 +132,10 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("readRequestCount", "Read requests.", prometheus.CounterValue, float64(reads))
 	emit("writeRequestCount", "Write requests.", prometheus.CounterValue, float64(writes))
 	emit("totalRequestCount", "Read and write requests.", prometheus.CounterValue, float64(reads+writes))
+	// Not an HBase metric (HBase only logs a faulty bloom): store file
+	// bloom filters found unreadable and ignored since, process-wide.
+	emit("bloomFilterErrorCount", "Store file bloom filters found unreadable (checksum or format error) and ignored since.",
+		prometheus.CounterValue, float64(hfile.BloomErrors()))
 	if s.scanners != nil {
 		emit("openScannerCount", "Open client scanners.", prometheus.GaugeValue, float64(s.scanners.count()))
 	}

@@ -1,7 +1,8 @@
 // Package hfileprint is `regionsrv hfile`, RegionKV's HFile printer,
 // modelled on `hbase hfile` (HBase's HFilePrettyPrinter): it prints an
 // HFile's cells, trailer and file info, block index and block headers, row
-// statistics, and checks that its keys are in order.
+// statistics, and checks that its keys are in order and its structure is
+// consistent.
 //
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE
 //
@@ -29,16 +30,24 @@ import (
 // Main runs `regionsrv hfile` with args (the arguments after "hfile"),
 // printing to stdout and reporting errors on stderr. It returns the exit
 // status: 0; 1 if the file cannot be read, is corrupt (the error names the
-// file and block offset) or, with -k, has keys out of order; 2 for a bad
-// command line (also -help: -h is the block headers flag).
+// file and block offset) or, with -k, has keys out of order or fails
+// hfile.Reader.Verify; 2 for a bad command line (also -help: -h is the
+// block headers flag).
+//
+// Every flag opens the file first, and Open refuses a trailer that
+// disagrees with the load-on-open section, so even -h fails on a damaged
+// trailer. -k goes further than HBase's (which checks row order), and so
+// does -h (which prints block headers): after the scan, or the headers, they
+// run Verify, which reads every block and checks the index against the data
+// blocks, the blocks' chaining and the cell count against the trailer.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("hfile", "[-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE", stderr)
 	printKV := fs.Bool("p", false, "print cells: K: row/family:qualifier/timestamp/Type/vlen=N/seqid=N V: value")
 	printMeta := fs.Bool("m", false, "print the trailer, file info and bloom filter metadata")
 	printStats := fs.Bool("s", false, "print statistics on key, value and row sizes")
 	printIndex := fs.Bool("b", false, "print the block index")
-	printHeaders := fs.Bool("h", false, "print the header of every block (verifies every checksum)")
-	checkRows := fs.Bool("k", false, "check that rows are in order; exit 1 on an out-of-order key")
+	printHeaders := fs.Bool("h", false, "print the header of every block (verifies every checksum and the file's structure)")
+	checkRows := fs.Bool("k", false, "check that rows are in order and the file's structure is consistent; exit 1 if not")
 	keysOnly := fs.Bool("e", false, "print keys only")
 	path, ok := fs.ParsePath(args)
 	if !ok {
@@ -60,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		{*printKV || *keysOnly || *checkRows || *printStats, func() error {
 			return p.cells(*printKV || *keysOnly, *keysOnly, *checkRows, *printStats)
 		}},
+		{*checkRows || *printHeaders, r.Verify},
 	}
 	for _, s := range steps {
 		if !s.on {

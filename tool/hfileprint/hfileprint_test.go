@@ -2,6 +2,7 @@ package hfileprint
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 const (
@@ -119,4 +121,81 @@ func TestHFileUsage(t *testing.T) {
 	code, _, errOut = runCmd("hfile", "-p", "/nonexistent/file")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "/nonexistent/file")
+}
+
+// trailerField returns the offset and length, in file b, of the value of
+// trailer field num (a varint).
+func trailerField(t *testing.T, b []byte, num protowire.Number) (tagAt, valueAt, valueLen int) {
+	t.Helper()
+	base := len(b) - hfile.TrailerSize
+	l, n := protowire.ConsumeVarint(b[base+8:])
+	pos := base + 8 + n
+	pb := b[pos : pos+int(l)]
+	for len(pb) > 0 {
+		got, typ, m := protowire.ConsumeTag(pb)
+		v := protowire.ConsumeFieldValue(got, typ, pb[m:])
+		require.Positive(t, v)
+		if got == num {
+			return pos, pos + m, v
+		}
+		pos += m + v
+		pb = pb[m+v:]
+	}
+	t.Fatalf("no trailer field %d", num)
+	return 0, 0, 0
+}
+
+// TestHFileDamagedTrailer: -h and -k fail, with the reason, on files whose
+// trailer is damaged, including damage that Open cannot see.
+func TestHFileDamagedTrailer(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "good.hfile")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := hfile.NewWriter(f, hfile.WriterOptions{BlockSize: 256})
+	require.NoError(t, err)
+	for i := 0; i < 300; i++ {
+		require.NoError(t, w.Append(&encoding.KeyValue{Row: []byte(fmt.Sprintf("row%04d", i)), Family: []byte("f"), Qualifier: []byte("q"),
+			Timestamp: 1, Type: encoding.TypePut, Value: []byte("value")}))
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	code, _, errOut := runCmd("hfile", "-h", "-k", path)
+	require.Equal(t, 0, code, errOut)
+
+	damage := func(name string, fn func(b []byte)) string {
+		b := bytes.Clone(good)
+		fn(b)
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	// entry_count's tag turned into a fixed64: read as a varint-less
+	// field, the count would be 0 and the file empty.
+	wireType := damage("wiretype.hfile", func(b []byte) {
+		tag, _, _ := trailerField(t, b, 7)
+		b[tag] ^= 1
+	})
+	// last_data_block_offset one lower: scans would stop a block early.
+	lastBlock := damage("lastblock.hfile", func(b []byte) {
+		_, v, _ := trailerField(t, b, 10)
+		b[v]--
+	})
+	// entry_count one higher: only a full read can tell.
+	count := damage("count.hfile", func(b []byte) {
+		_, v, _ := trailerField(t, b, 7)
+		b[v]++
+	})
+	for _, c := range []struct {
+		path, why string
+	}{{wireType, "entry_count"}, {lastBlock, "last_data_block_offset"}, {count, "entry_count"}} {
+		for _, flag := range []string{"-h", "-k"} {
+			code, out, errOut := runCmd("hfile", flag, c.path)
+			require.Equal(t, 1, code, "%s %s: %s", flag, c.path, out)
+			require.Contains(t, errOut, c.why, flag)
+			require.Contains(t, errOut, filepath.Base(c.path), flag)
+		}
+	}
 }
