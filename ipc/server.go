@@ -484,9 +484,10 @@ func (c *serverConn) serve() {
 		cells := req.CellBlock
 		if len(cells) > 0 && c.codec.Snappy {
 			if cells, err = c.codec.Decompress(st.cells[:0], cells, maxReq); err != nil {
-				st.release()
+				// Log before release: st (and req in it) may be reused at once.
 				s.badFrames.Add(1)
 				log.Warn("ipc: closing connection: bad cellblock", "reason", err, "call", req.Header.GetCallId())
+				st.release()
 				return
 			}
 			st.cells = cells

@@ -114,9 +114,17 @@ func TestCrashRecovery(t *testing.T) {
 		}()
 		time.Sleep(time.Duration(50+rng.IntN(250)) * time.Millisecond)
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		// Read the pipe to its end before Wait, which closes it: lines
+		// still in it would be lost, and an acknowledged increment not
+		// counted looks like a counter ahead of its acknowledgements (a
+		// flake under load).
+		var all []string
+		for l := range lines { // closed at EOF: the killed child's end is closed
+			all = append(all, l)
+		}
 		_ = cmd.Wait()
 		acked := 0
-		for l := range lines {
+		for _, l := range all {
 			f := strings.Fields(l)
 			switch f[0] {
 			case "put":
