@@ -105,6 +105,7 @@ func (r *Region) flush() (retried bool, _ error) {
 		flushSeq = min(flushSeq, seqs[i])
 	}
 	r.updates.Unlock()
+	r.syncWALForFlush()
 
 	tmp := filepath.Join(r.dir, ".tmp")
 	var flushed int64
