@@ -127,6 +127,7 @@ func (r *Region) flush() (res FlushResult, retried bool, _ error) {
 		flushSeq = min(flushSeq, seqs[i])
 	}
 	r.updates.Unlock()
+	r.syncWALForFlush()
 
 	tmp := filepath.Join(r.dir, ".tmp")
 	now := r.now() // TTL is judged once for the whole flush

@@ -210,7 +210,9 @@ func (rec familyRecord) options() FamilyOptions {
 func Open(dir string, o Options) (*Region, error) {
 	opts := o.withDefaults()
 	fs := opts.fs
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	// Every directory the region makes is synced into its parent
+	// (vfs.MkdirAllSync), or a power loss could take it and all in it.
+	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "region: open")
 	}
 	lock, err := lockDir(dir)
@@ -238,7 +240,7 @@ func Open(dir string, o Options) (*Region, error) {
 		lock.Close()
 		return nil, errors.Wrap(err, "region: clearing .tmp")
 	}
-	if err := fs.MkdirAll(tmp, 0o755); err != nil {
+	if err := vfs.MkdirAllSync(fs, tmp, 0o755); err != nil {
 		lock.Close()
 		return nil, errors.Wrap(err, "region: open")
 	}

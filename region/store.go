@@ -143,7 +143,7 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 	s := &Store{name: opts.Name, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
 		log: env.log, bloomErrorRate: env.bloomErrorRate}
 	s.opts.Store(&opts)
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	names, err := fs.List(dir)
@@ -356,7 +356,14 @@ func (s *Store) publish(tmp, name string) (*StoreFile, error) {
 		s.removeQuietly(tmp)
 		return nil, err
 	}
+	// A rename across directories changes both, and is durable only once
+	// both are synced: with the store directory alone, a power loss can
+	// leave the file in .tmp (which Open clears) after the WAL segments it
+	// made redundant were pruned (found by TestPowerLoss).
 	err := syncDir(s.fs, s.dir)
+	if err == nil {
+		err = syncDir(s.fs, filepath.Dir(tmp))
+	}
 	var sf *StoreFile
 	if err == nil {
 		sf, err = s.openFile(final)

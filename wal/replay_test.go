@@ -219,6 +219,22 @@ func TestSegmentHeaders(t *testing.T) {
 	_, err := Replay(writeSegments(t, nil, data), 0, func(*Key, *Edit) error { return nil })
 	require.True(t, encoding.IsCorruption(err), "%v", err)
 
+	// A header torn by a power loss: its first bytes, then zeros where
+	// the rest was not written (as TestPowerLoss found: "R\x00\x00...",
+	// the magic with a zeroed version). In the last segment it is a torn
+	// tail; before another segment, corruption.
+	for cut := 0; cut < len(hdr); cut++ {
+		torn := append(bytes.Clone(hdr[:cut]), make([]byte, len(hdr)-cut)...)
+		if bytes.Equal(torn, hdr) {
+			continue // the header ends in zeros
+		}
+		seqs, stats := replaySeqs(t, vfs.Default, writeSegments(t, data, torn), 0)
+		require.Equal(t, seqRange(1, 2), seqs, "cut at %d", cut)
+		require.True(t, stats.TornTail, "cut at %d", cut)
+		_, err := Replay(writeSegments(t, torn, data), 0, func(*Key, *Edit) error { return nil })
+		require.True(t, encoding.IsCorruption(err), "cut at %d: %v", cut, err)
+	}
+
 	// Not a WAL file.
 	_, err = Replay(writeSegments(t, []byte("PWAL\x00\x00\x00\x01 something else")), 0, func(*Key, *Edit) error { return nil })
 	require.True(t, encoding.IsCorruption(err), "%v", err)

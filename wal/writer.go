@@ -185,7 +185,9 @@ func Open(dir string, opts Options) (*Writer, error) {
 	w := &Writer{fs: opts.FS, dir: dir, opts: opts, flusherDone: make(chan struct{})}
 	w.work.L = &w.mu
 	w.done.L = &w.mu
-	if err := w.fs.MkdirAll(dir, 0o755); err != nil {
+	// Synced into its parent: a WAL whose directory a power loss can
+	// undo is no log at all.
+	if err := vfs.MkdirAllSync(w.fs, dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "wal: create %s", dir)
 	}
 	lastNum, err := w.recover()
@@ -222,6 +224,7 @@ func (w *Writer) recover() (lastNum uint64, _ error) {
 	}
 	_ = r.Close()
 	removed := false
+	last, lastSynced := "", false // the newest segment kept, and whether it is fsync'd
 	for _, s := range r.segs {
 		num, _ := parseSegmentName(filepath.Base(s.path))
 		lastNum = max(lastNum, num)
@@ -243,7 +246,19 @@ func (w *Writer) recover() (lastNum uint64, _ error) {
 				return 0, err
 			}
 		}
+		last, lastSynced = s.path, s.torn // truncate synced a torn one
 		w.mu.closed = append(w.mu.closed, segment{num: num, path: s.path, maxSeq: s.maxSeq, size: s.validSize})
+	}
+	// The newest segment stops being the last one: fsync it before a new
+	// one follows it. The process that wrote it may have been killed with
+	// SYNC_WAL entries (or just the header) in the page cache; the region
+	// replays them and builds on them, and a power loss must not tear them
+	// off once a later segment exists (the log would read as corrupt in the
+	// middle and the region would not open). Found by TestPowerLossAfterRestart.
+	if last != "" && !lastSynced {
+		if err := w.syncFile(last); err != nil {
+			return 0, err
+		}
 	}
 	if removed {
 		if err := vfs.SyncDir(w.fs, w.dir); err != nil {
@@ -258,6 +273,11 @@ func (w *Writer) truncate(path string, size int64) error {
 	if err := w.fs.Truncate(path, size); err != nil {
 		return errors.Wrapf(err, "wal: truncate %s", path)
 	}
+	return w.syncFile(path)
+}
+
+// syncFile fsyncs the file at path.
+func (w *Writer) syncFile(path string) error {
 	f, err := w.fs.Open(path)
 	if err != nil {
 		return errors.Wrapf(err, "wal: open %s", path)
@@ -452,6 +472,22 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 		// wakes us when it ends; then our entry is written or we lead.
 		w.done.Wait()
 	}
+}
+
+// SyncAll fsyncs every entry appended so far, as a Sync with FSyncWAL of
+// the last one would; it returns at once if they are all fsync'd. The
+// region calls it before a flush writes its store files, so that no store
+// file holds an entry the log could still lose.
+func (w *Writer) SyncAll() error {
+	w.mu.Lock()
+	txid, done := w.mu.appended, w.mu.appended <= w.mu.synced
+	w.mu.Unlock()
+	if done {
+		return nil
+	}
+	// A txid above synced was appended after any Reset (which leaves
+	// synced at appended), so no Reset has dropped it yet.
+	return w.Sync(txid, FSyncWAL)
 }
 
 // lostLocked returns the error that lost txid, if Reset dropped it.
@@ -815,17 +851,17 @@ func (w *Writer) writeAndSync(path string, buf []byte, sync bool) error {
 func (w *Writer) rollLocked() {
 	req := w.mu.rollReq
 	old := w.mu.active
-	needSync := w.mu.synced < w.mu.written
 	w.mu.Unlock()
 	var f vfs.File
 	var seg segment
 	err := func() error {
-		if needSync {
-			if err := w.file.Sync(); err != nil {
-				return errors.Wrapf(err, "wal: sync %s", old.path)
-			}
-			w.syncs.Add(1)
+		// Even with every entry synced (or none written): the header
+		// was not, and a segment that is not the last must survive a
+		// power loss whole. Found by TestPowerLossEmptyRoll.
+		if err := w.file.Sync(); err != nil {
+			return errors.Wrapf(err, "wal: sync %s", old.path)
 		}
+		w.syncs.Add(1)
 		err := w.file.Close()
 		w.file = nil
 		if err != nil {

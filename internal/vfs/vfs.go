@@ -1,8 +1,8 @@
 // Package vfs is the filesystem seam: every file the region server reads or
 // writes goes through an FS, so that tests can substitute one that counts,
-// delays or fails operations (fault injection) or that forgets whatever was
-// not synced (crash simulation). Default is the operating system's
-// filesystem.
+// delays or fails operations (fault injection, errorfs) or that forgets
+// whatever was not synced (power-loss simulation, crashfs). Default is the
+// operating system's filesystem.
 //
 // The interface is deliberately small: what the WAL and the flush path need,
 // nothing more. Paths are operating system paths (use path/filepath to build
@@ -150,6 +150,37 @@ func SyncDir(fs FS, dir string) error {
 		return errors.Wrapf(err, "vfs: sync directory %s", dir)
 	}
 	return d.Close()
+}
+
+// MkdirAllSync is MkdirAll made durable: a new directory's entry lives in
+// its parent, so after making dir (and any missing parents) it syncs the
+// parent of each directory it made, top down. Without that a power loss can
+// undo the mkdir and take everything later made and synced inside with it
+// (found by region's power-loss test: a new region's store and WAL
+// directories). Directories that existed cost a Stat each and no sync.
+func MkdirAllSync(fs FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	var made []string // deepest first
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := SyncDir(fs, filepath.Dir(made[i])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Default is the operating system's filesystem.
