@@ -54,7 +54,7 @@ func newFaultFS(t *testing.T, seed uint64) *errorfs.FS {
 func openFaulty(t *testing.T, dir string, fs vfs.FS, mod func(*Options)) *Region {
 	t.Helper()
 	o := Options{
-		fs:                    fs,
+		FS:                    fs,
 		Families:              []FamilyOptions{{Name: "f", NoBloom: true}, {Name: "g", NoBloom: true}},
 		DisableAutoCompaction: true,
 	}
@@ -570,7 +570,7 @@ func TestFaultReadEIO(t *testing.T) {
 
 	// The trailer cannot be read: Open fails, cleanly.
 	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpRead, PathContains: ".hfile"})
-	_, err = Open(dir, Options{fs: fs})
+	_, err = Open(dir, Options{FS: fs})
 	require.ErrorIs(t, err, syscall.EIO)
 	fault.Remove()
 	reopenCheck(t, dir, []int{0, rows - 1}, nil)
@@ -647,7 +647,7 @@ func TestFaultOpen(t *testing.T) {
 		{Ops: errorfs.OpMkdir},
 	} {
 		f := fs.Add(rule)
-		r, err := Open(dir, Options{fs: fs})
+		r, err := Open(dir, Options{FS: fs})
 		require.Error(t, err, "%+v", rule)
 		require.True(t, errorfs.IsInjected(err), "%v", err)
 		require.Nil(t, r)

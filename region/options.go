@@ -319,12 +319,12 @@ type Options struct {
 	// Now returns the current time (for timestamps and TTL); time.Now if nil.
 	Now func() time.Time
 
-	// fs is the filesystem every file of the region (store files, their
+	// FS is the filesystem every file of the region (store files, their
 	// temporary files, .regioninfo, the WAL) is read and written through;
-	// vfs.Default if nil. Tests substitute internal/vfs/errorfs to inject
-	// faults. The directory lock (<dir>/.lock) is always taken on the
-	// operating system's filesystem.
-	fs vfs.FS
+	// DefaultFS, the operating system's, if nil. Tests substitute one that
+	// injects faults or loses power. The directory lock (<dir>/.lock) is
+	// always taken on the operating system's filesystem.
+	FS FS
 }
 
 // SetConfig applies an HBase configuration property by name, as
@@ -403,8 +403,8 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.fs == nil {
-		o.fs = vfs.Default
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -67,7 +67,7 @@ func plIsCounter(row string) bool { return row[0] == 'n' }
 
 func plOptions(fs *crashfs.FS) Options {
 	return Options{
-		fs:       fs,
+		FS:       fs,
 		Families: []FamilyOptions{{Name: "f"}, {Name: "g"}},
 		// Tiny: flushes every ~150 puts, the WAL rolls as often, and
 		// every second file starts a compaction, so the cuts land in

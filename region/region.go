@@ -209,7 +209,7 @@ func (rec familyRecord) options() FamilyOptions {
 // replays the WAL above what they hold, and starts accepting writes.
 func Open(dir string, o Options) (*Region, error) {
 	opts := o.withDefaults()
-	fs := opts.fs
+	fs := opts.FS
 	// Every directory the region makes is synced into its parent
 	// (vfs.MkdirAllSync), or a power loss could take it and all in it.
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {

@@ -29,7 +29,7 @@ func sweepOptions(fs *crashfs.FS) Options {
 	// No background flush or compaction: the workload's operations, and so
 	// their numbering, are the same in every run.
 	return Options{
-		fs:                    fs,
+		FS:                    fs,
 		Families:              []FamilyOptions{{Name: "f"}, {Name: "g"}},
 		DisableAutoCompaction: true,
 		MajorCompactionPeriod: -1,

@@ -1,9 +1,22 @@
 package region
 
 import (
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/scanner"
 	"github.com/regionkv/regionkv/wal"
 )
+
+// FS is the filesystem seam a region reads and writes its files through
+// (Options.FS): Create, Open, OpenDir, Remove, Rename, Truncate, List,
+// MkdirAll and Stat, with files that append, read at offsets, sync and
+// stat. Its methods' contracts are those of the operating system's.
+type FS = vfs.FS
+
+// File is an open file of an FS.
+type File = vfs.File
+
+// DefaultFS is the operating system's filesystem.
+var DefaultFS FS = vfs.Default
 
 // Durability is HBase's Durability: how far a mutation's WAL entry gets
 // before the call returns. The zero value, UseDefault, means the region's

@@ -48,7 +48,7 @@ func (s *Server) alterTable(pb *hbasepb.TableName, edit func(t *table, schema *h
 	if err != nil {
 		return errors.Wrap(err, "server: encoding table descriptor")
 	}
-	if err := writeFileAtomic(filepath.Join(s.tableDir(t.name), ".tabledesc"), b); err != nil {
+	if err := s.writeFileAtomic(filepath.Join(s.tableDir(t.name), ".tabledesc"), b); err != nil {
 		return err
 	}
 

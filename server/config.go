@@ -89,6 +89,10 @@ type Config struct {
 	// (hfile.block.cache.* keys).
 	BlockCache blockcache.Options
 	Logger     *slog.Logger
+	// FS is the filesystem the server's files (table descriptors, the
+	// cluster id, every region's files) go through; region.DefaultFS if
+	// nil. The data directory's lock is always on the operating system's.
+	FS region.FS
 
 	zkQuorumHosts string
 	bcInit        bool
@@ -286,6 +290,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.FS == nil {
+		c.FS = region.DefaultFS
 	}
 	return c
 }

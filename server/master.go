@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/wal"
@@ -124,17 +124,17 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 	schema.TableName = name.PB()
 	dir := s.tableDir(name)
 	// A directory left by a create that crashed half way is ours to reuse.
-	if err := os.RemoveAll(dir); err != nil {
+	if err := vfs.RemoveAll(s.fs, dir); err != nil {
 		return errors.Wrapf(err, "server: clearing %s", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := vfs.MkdirAllSync(s.fs, dir, 0o755); err != nil {
 		return errors.Wrapf(err, "server: creating %s", dir)
 	}
 	b, err := proto.Marshal(schema)
 	if err != nil {
 		return errors.Wrap(err, "server: encoding table descriptor")
 	}
-	if err := writeFileAtomic(filepath.Join(dir, ".tabledesc"), b); err != nil {
+	if err := s.writeFileAtomic(filepath.Join(dir, ".tabledesc"), b); err != nil {
 		return err
 	}
 	id := uint64(time.Now().UnixMilli())
@@ -257,7 +257,7 @@ func (s *Server) deleteTable(pb *hbasepb.TableName) error {
 		delete(s.encoded, hr.info.EncodedName())
 	}
 	s.mu.Unlock()
-	if err := os.RemoveAll(s.tableDir(t.name)); err != nil {
+	if err := vfs.RemoveAll(s.fs, s.tableDir(t.name)); err != nil {
 		return errors.Wrapf(err, "server: removing the files of %s", t.name)
 	}
 	s.log.Info("deleted table", "table", t.name.String())

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
 	"github.com/regionkv/regionkv/wal"
@@ -188,7 +188,7 @@ func (s *Server) deleteNamespace(ns string) error {
 	// The namespace's directory, as HBase's DeleteNamespaceProcedure
 	// removes it; tables deleted before left it empty.
 	dir := filepath.Join(s.cfg.DataDir, "data", ns)
-	if err := os.RemoveAll(dir); err != nil {
+	if err := vfs.RemoveAll(s.fs, dir); err != nil {
 		s.log.Warn("server: removing a deleted namespace's directory", "dir", dir, "err", err)
 	}
 	s.log.Info("deleted namespace", "namespace", ns)

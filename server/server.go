@@ -32,6 +32,8 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	cache *region.Cache // shared by every region; nil without one
+	// fs is what every file of the server goes through (Config.FS).
+	fs region.FS
 	// memLimit is the global memstore limit the user regions share;
 	// compactions the compaction capacity and rate every region shares.
 	memLimit    *region.MemstoreLimit
@@ -156,11 +158,17 @@ func Start(cfg Config) (*Server, error) {
 			s.closeAll()
 		}
 	}()
+	// The lock is always on the operating system's filesystem; the data
+	// goes through cfg.FS.
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, errors.Wrap(err, "server: creating data directory")
 	}
 	if err := s.lockDataDir(); err != nil {
 		return nil, err
+	}
+	s.fs = cfg.FS
+	if err := vfs.MkdirAllSync(s.fs, cfg.DataDir, 0o755); err != nil {
+		return nil, errors.Wrap(err, "server: creating data directory")
 	}
 	if cfg.BlockCache.CacheSize() > 0 {
 		c, err := region.NewCacheWithOptions(cfg.BlockCache)
@@ -261,7 +269,7 @@ func (s *Server) lockDataDir() error {
 // loadClusterID reads or creates the cluster id (HBase's hbase.id file).
 func (s *Server) loadClusterID() error {
 	p := filepath.Join(s.cfg.DataDir, "hbase.id")
-	if b, err := os.ReadFile(p); err == nil && len(b) > 0 {
+	if b, err := vfs.ReadFile(s.fs, p); err == nil && len(b) > 0 {
 		s.clusterID = string(bytes.TrimSpace(b))
 		return nil
 	}
@@ -269,7 +277,7 @@ func (s *Server) loadClusterID() error {
 	binary.BigEndian.PutUint64(id[:], uint64(time.Now().UnixNano()))
 	binary.BigEndian.PutUint64(id[8:], uint64(os.Getpid())<<32^uint64(time.Now().Nanosecond()))
 	s.clusterID = formatUUID(id)
-	return writeFileAtomic(p, []byte(s.clusterID+"\n"))
+	return s.writeFileAtomic(p, []byte(s.clusterID+"\n"))
 }
 
 func formatUUID(b [16]byte) string {
@@ -285,8 +293,8 @@ func formatUUID(b [16]byte) string {
 }
 
 // writeFileAtomic replaces p durably (see vfs.WriteFileAtomic).
-func writeFileAtomic(p string, b []byte) error {
-	return errors.Wrapf(vfs.WriteFileAtomic(vfs.Default, p, b), "server: writing %s", p)
+func (s *Server) writeFileAtomic(p string, b []byte) error {
+	return errors.Wrapf(vfs.WriteFileAtomic(s.fs, p, b), "server: writing %s", p)
 }
 
 // tableDir is where a table's regions and descriptor live.
@@ -306,6 +314,7 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o.Meta = ri.Table == MetaTableName
 	o.Cache = s.cache
 	o.CompactionPool = s.compactions
+	o.FS = s.fs
 	if o.Logger == nil {
 		o.Logger = s.log
 	}
@@ -423,7 +432,7 @@ func (s *Server) readMeta() (map[string]*metaTable, error) {
 
 // loadTable reads a table's descriptor and opens its regions if enabled.
 func (s *Server) loadTable(mt *metaTable) error {
-	b, err := os.ReadFile(filepath.Join(s.tableDir(mt.name), ".tabledesc"))
+	b, err := vfs.ReadFile(s.fs, filepath.Join(s.tableDir(mt.name), ".tabledesc"))
 	if err != nil {
 		return errors.Wrapf(err, "server: reading the descriptor of %s", mt.name)
 	}
