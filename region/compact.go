@@ -230,7 +230,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
-		audits[i] = &auditScanner{KeyValueScanner: scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), cmp: s.cmp}
+		audits[i] = newAuditScanner(scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), s.cmp, in)
 		scanners[i] = audits[i]
 	}
 	ttl := o.TTL.Milliseconds()

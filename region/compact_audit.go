@@ -7,34 +7,37 @@ import (
 )
 
 // auditScanner wraps a compaction input's scanner to check afterwards that
-// the compaction read the whole file: the furthest key it was at or sought
-// past must reach the file's last key (file info LASTKEY). A damaged
+// the compaction read the whole file: it must have been at the file's last
+// key (file info LASTKEY), or have been sent past it by a seek. A damaged
 // trailer or index can make a file's scan end early without any error;
 // publishing that compaction and deleting the input would make the loss
 // permanent. It also counts the cells Next stepped over.
+//
+// Cells come in key order, so comparing each with the last key is enough:
+// nothing is copied per cell.
 type auditScanner struct {
 	scanner.KeyValueScanner
-	cmp      *encoding.Comparer
-	furthest []byte // a key; nil before the first cell
-	stepped  uint64
+	cmp     *encoding.Comparer
+	last    encoding.Key // the file's LASTKEY; empty for an empty file
+	reached bool
+	stepped uint64
 }
 
-func (a *auditScanner) note(k encoding.Key) {
-	if a.furthest == nil || a.cmp.CompareKeys(k, encoding.Key(a.furthest)) > 0 {
-		a.furthest = append(a.furthest[:0], k...)
-	}
+func newAuditScanner(s scanner.KeyValueScanner, cmp *encoding.Comparer, f *StoreFile) *auditScanner {
+	return &auditScanner{KeyValueScanner: s, cmp: cmp, last: f.Reader.LastKey()}
 }
 
 func (a *auditScanner) noteCurrent() {
-	if kv := a.KeyValueScanner.Peek(); kv != nil {
-		if a.furthest == nil || a.cmp.CompareKeyValueKey(kv, encoding.Key(a.furthest)) > 0 {
-			a.furthest = kv.AppendKey(a.furthest[:0])
-		}
+	if a.reached || len(a.last) == 0 {
+		return
+	}
+	if kv := a.KeyValueScanner.Peek(); kv != nil && a.cmp.CompareKeyValueKey(kv, a.last) >= 0 {
+		a.reached = true
 	}
 }
 
 func (a *auditScanner) Next() error {
-	a.noteCurrent()
+	a.noteCurrent() // the cell being stepped over may be the last
 	if a.KeyValueScanner.Peek() != nil {
 		a.stepped++
 	}
@@ -44,24 +47,22 @@ func (a *auditScanner) Next() error {
 }
 
 func (a *auditScanner) Seek(k encoding.Key) error {
-	a.noteCurrent()
 	err := a.KeyValueScanner.Seek(k)
 	a.noteSought(k)
 	return err
 }
 
 func (a *auditScanner) Reseek(k encoding.Key) error {
-	a.noteCurrent()
 	err := a.KeyValueScanner.Reseek(k)
 	a.noteSought(k)
 	return err
 }
 
-// noteSought records a seek: where it landed, or, past the end, that the
-// scanner was sent beyond k (everything before k was the scan's to skip).
+// noteSought records a seek: a seek past the last key that finds nothing
+// means everything before it was the scan's to skip.
 func (a *auditScanner) noteSought(k encoding.Key) {
-	if a.KeyValueScanner.Peek() == nil {
-		a.note(k)
+	if !a.reached && len(a.last) > 0 && a.KeyValueScanner.Peek() == nil && a.cmp.CompareKeys(k, a.last) > 0 {
+		a.reached = true
 	}
 	a.noteCurrent()
 }
@@ -69,20 +70,12 @@ func (a *auditScanner) noteSought(k encoding.Key) {
 // check returns an error marked ErrCorruption if the scan of f stopped
 // before f's last key.
 func (a *auditScanner) check(f *StoreFile) error {
-	last := f.Reader.LastKey()
-	if len(last) == 0 {
-		return nil // an empty file
+	if len(a.last) == 0 || a.reached {
+		return nil
 	}
-	if a.furthest == nil || a.cmp.CompareKeys(encoding.Key(a.furthest), last) < 0 {
-		at := "before its first cell"
-		if a.furthest != nil {
-			at = "at " + encoding.Key(a.furthest).String()
-		}
-		return errors.Mark(errors.Newf("region: compaction input %s: its scan ended %s, before its last key %s; "+
-			"the file's trailer or index is damaged; not publishing the compaction, keeping the input",
-			f.Path, at, last), ErrCorruption)
-	}
-	return nil
+	return errors.Mark(errors.Newf("region: compaction input %s: its scan ended before its last key %s; "+
+		"the file's trailer or index is damaged; not publishing the compaction, keeping the input",
+		f.Path, a.last), ErrCorruption)
 }
 
 // checkCount returns an error marked ErrCorruption if a scan that stepped

@@ -55,7 +55,7 @@ func TestCompactionAudit(t *testing.T) {
 		cells = append(cells, res.Cells[0])
 	}
 	audit := func(n int) *auditScanner {
-		return &auditScanner{KeyValueScanner: &sliceScanner{cmp: r.cmp, cells: cells[:n]}, cmp: r.cmp}
+		return newAuditScanner(&sliceScanner{cmp: r.cmp, cells: cells[:n]}, r.cmp, f)
 	}
 	drain := func(a *auditScanner) {
 		for a.Peek() != nil {
