@@ -1,7 +1,7 @@
 package region
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"github.com/regionkv/regionkv/blockcache"
 	"github.com/regionkv/regionkv/blockcache/hfileadapter"
@@ -21,8 +21,7 @@ import (
 // A Cache is safe for concurrent use.
 type Cache struct {
 	c        hfileadapter.Cache
-	closeMu  sync.Mutex
-	isClosed bool
+	isClosed atomic.Bool
 }
 
 // NewCache returns a cache of size bytes with HBase's default settings.
@@ -53,13 +52,8 @@ func (c *Cache) Stats() CacheStats { return c.c.Stats() }
 // Close stops the cache's eviction goroutine and drops its blocks. Regions
 // still reading through it read their files instead. Close is idempotent.
 func (c *Cache) Close() error {
-	c.closeMu.Lock()
-	defer c.closeMu.Unlock()
-	if c.isClosed {
-		return nil
-	}
-	c.isClosed = true
-	return c.c.Close()
+	c.isClosed.Store(true)
+	return c.c.Close() // the LRU closes once
 }
 
 // hfileCache returns what hfile readers consult.

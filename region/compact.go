@@ -469,7 +469,7 @@ func (r *Region) compactStores(stores []*Store, major bool) ([]CompactionResult,
 // compactStore compacts s (every file with major, else what the exploring
 // policy picks) and reports whether there was anything to compact.
 func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did bool, err error) {
-	var th writeThrottle = &throttle{bytesPerSec: r.opts.CompactionThroughput}
+	var th writeThrottle
 	if p := r.opts.CompactionPool; p != nil {
 		// The server's compactions take turns, and share one rate. The
 		// slot is taken before the store's compaction lock, so a store
@@ -516,8 +516,8 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 		res.InputBytes += f.Size()
 	}
 	start := time.Now()
-	if t, ok := th.(*throttle); ok {
-		t.start = time.Now()
+	if th == nil {
+		th = &throttle{bytesPerSec: r.opts.CompactionThroughput, start: start}
 	}
 	running := &r.minorRunning
 	if major {

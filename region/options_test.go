@@ -128,7 +128,7 @@ func TestOwnCache(t *testing.T) {
 	own := r.ownCache
 	require.NotNil(t, own)
 	require.NoError(t, r.Close())
-	require.True(t, own.isClosed, "the region closes the cache it made")
+	require.True(t, own.isClosed.Load(), "the region closes the cache it made")
 
 	none := openTest(t, t.TempDir(), nil)
 	defer none.Close()
@@ -154,7 +154,7 @@ func TestSharedCache(t *testing.T) {
 		}
 	}
 	require.NoError(t, r1.Close())
-	require.False(t, c.isClosed, "a shared cache outlives the regions")
+	require.False(t, c.isClosed.Load(), "a shared cache outlives the regions")
 	st := r2.Stats().BlockCache
 	require.Equal(t, c.Stats().HitCount, st.HitCount)
 	require.Greater(t, st.HitCount, int64(0))
