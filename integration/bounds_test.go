@@ -47,7 +47,7 @@ func TestSlowAnnouncersRSS(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	after := rssKB(p.cmd.Process.Pid)
 	if before == 0 || after == 0 {
-		t.Skip("no RSS on this system")
+		t.Fatal("cannot read the server's RSS (/proc/PID/status)")
 	}
 	grew := after - before
 	t.Logf("RSS %d KiB before, %d KiB with 300 slow announcers (+%d KiB)", before, after, grew)

@@ -11,6 +11,7 @@ package hbaseconf
 
 import (
 	"encoding/xml"
+	"io"
 	"math"
 	"os"
 	"sort"
@@ -292,7 +293,7 @@ func ReadSiteXML(path string) ([][2]string, error) {
 // WriteXML writes every registered property with its effective value (set
 // in s, else the default) as Hadoop's configuration XML, the format of an
 // hbase-site.xml and of HBase's /conf page: a file that loads back.
-func (s *Settings) WriteXML(w interface{ Write([]byte) (int, error) }) error {
+func (s *Settings) WriteXML(w io.Writer) error {
 	type property struct {
 		Name        string `xml:"name"`
 		Value       string `xml:"value"`
