@@ -130,3 +130,46 @@ func (r *Reader) DataBlockCount() (int, error) {
 	}
 	return count(r.RootIndex(), 1)
 }
+
+// MidKey returns the key HBase's HFileBlockIndex.midkey picks, which a
+// region split takes its split row from: with a multi-level index, the
+// entry the mid-key metadata names in its leaf index block; with one level,
+// the key of the middle root entry. Index keys may be shortened (a key
+// between two blocks' rows), so MidKey need not be a cell's key. It
+// returns nil for a file without cells. The key is the caller's.
+func (r *Reader) MidKey() (encoding.Key, error) {
+	ri := r.dataIndex
+	if ri.len() == 0 {
+		return nil, nil
+	}
+	if !ri.hasMidKey || r.trailer.NumDataIndexLevels <= 1 {
+		k, err := encoding.ParseKey(ri.keys[ri.len()/2])
+		if err != nil {
+			return nil, errors.Wrapf(err, "hfile %s: mid-key", r.name)
+		}
+		return append(encoding.Key(nil), k...), nil
+	}
+	b, err := r.readBlock(ri.midLeafOffset, int(ri.midLeafOnDiskSize), true)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s: mid-key leaf block", r.name)
+	}
+	if b.Type != BlockLeafIndex {
+		return nil, r.corruptf(ri.midLeafOffset, "mid-key metadata names a %s block, not a leaf index", b.Type)
+	}
+	x, err := parseNonRootIndex(b.Data, ri.midLeafOffset)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s", r.name)
+	}
+	if ri.midKeyEntry < 0 || int(ri.midKeyEntry) >= x.n {
+		return nil, r.corruptf(ri.midLeafOffset, "mid-key entry %d of a leaf index of %d entries", ri.midKeyEntry, x.n)
+	}
+	_, _, k, ok := x.entry(int(ri.midKeyEntry))
+	if !ok {
+		return nil, r.corruptf(ri.midLeafOffset, "malformed mid-key entry %d", ri.midKeyEntry)
+	}
+	key, err := encoding.ParseKey(k)
+	if err != nil {
+		return nil, errors.Wrapf(err, "hfile %s: mid-key entry at offset %d", r.name, ri.midLeafOffset)
+	}
+	return append(encoding.Key(nil), key...), nil
+}

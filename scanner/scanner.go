@@ -118,6 +118,15 @@ type StoreFileScanner struct {
 	hasHint bool
 	target  []byte
 	target2 []byte
+
+	// Row bounds (SetRowBounds): the scanner shows only rows in [lo, hi),
+	// as HBase's HalfStoreFileReader shows a reference file's half of its
+	// parent's file. loKey and hiKey are their first-on-row keys; nil when
+	// unbounded on that side. pastHi is set when a forward move met a
+	// cell at or past hi.
+	loKey, hiKey encoding.Key
+	hasLo, hasHi bool
+	pastHi       bool
 }
 
 // NewStoreFileScanner returns an unpositioned scanner of r; call Seek first.
@@ -131,9 +140,60 @@ func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64
 // returns, reusing its memory. s must be zero or closed.
 func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) {
 	hint, target, target2 := s.hint[:0], s.target[:0], s.target2[:0]
+	lo, hi := s.loKey[:0], s.hiKey[:0]
 	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order,
-		hint: hint, target: target, target2: target2}
+		hint: hint, target: target, target2: target2, loKey: lo, hiKey: hi}
 	r.InitIterator(&s.it, cacheBlocks)
+}
+
+// SetRowBounds limits the scanner to the rows in [lo, hi); a nil bound
+// leaves that side open. It is how a store reads a reference file (HBase's
+// HalfStoreFileReader): the bottom half of a parent's file is [nil, split
+// row), the top half [split row, nil). Call it after Reset or
+// NewStoreFileScanner, before the first seek.
+func (s *StoreFileScanner) SetRowBounds(lo, hi []byte) {
+	s.hasLo, s.hasHi = lo != nil, hi != nil
+	if s.hasLo {
+		s.loKey = encoding.FirstOnRow(s.loKey[:0], lo)
+	}
+	if s.hasHi {
+		s.hiKey = encoding.FirstOnRow(s.hiKey[:0], hi)
+	}
+}
+
+// AtUpperBound reports whether a forward move stopped at the upper row
+// bound: the cells the scanner did not return lie past it. A compaction's
+// audit of a reference file takes that as the end of its half.
+func (s *StoreFileScanner) AtUpperBound() bool { return s.pastHi }
+
+// belowLo reports whether row is before the lower bound.
+func (s *StoreFileScanner) belowLo(row []byte) bool {
+	return s.hasLo && s.cmp.CompareRows(row, s.loKey.Row()) < 0
+}
+
+// clampLo returns k, or the lower bound's key if k is before it.
+func (s *StoreFileScanner) clampLo(k encoding.Key) encoding.Key {
+	if s.belowLo(k.Row()) {
+		return s.loKey
+	}
+	return k
+}
+
+// clampHi returns k, or the upper bound's key if k's row is past it: the
+// row before k's is then the last row below the bound.
+func (s *StoreFileScanner) clampHi(k encoding.Key) encoding.Key {
+	if s.hasHi && s.cmp.CompareRows(k.Row(), s.hiKey.Row()) > 0 {
+		return s.hiKey
+	}
+	return k
+}
+
+// checkLo invalidates a position a backward move left below the lower
+// bound: the half has no row there.
+func (s *StoreFileScanner) checkLo() {
+	if s.valid && s.belowLo(s.cur.Row) {
+		s.valid, s.hasHint = false, false
+	}
 }
 
 func (s *StoreFileScanner) Peek() *encoding.KeyValue {
@@ -158,6 +218,10 @@ func (s *StoreFileScanner) settle(ok bool, err error) error {
 	for ; ok && err == nil; ok, err = s.it.Next() {
 		if s.it.SeqNum() <= s.readPoint {
 			s.it.KeyValue(&s.cur)
+			if s.hasHi && s.cmp.CompareRows(s.cur.Row, s.hiKey.Row()) >= 0 {
+				s.pastHi = true
+				break
+			}
 			s.valid = true
 			return nil
 		}
@@ -175,6 +239,7 @@ func (s *StoreFileScanner) Next() error {
 
 func (s *StoreFileScanner) Seek(k encoding.Key) error {
 	s.hasHint = false
+	k = s.clampLo(k)
 	res, err := s.it.SeekTo(k)
 	return s.afterSeek(res, err)
 }
@@ -187,7 +252,7 @@ func (s *StoreFileScanner) Reseek(k encoding.Key) error {
 		return s.Seek(k)
 	}
 	s.hasHint = false
-	res, err := s.it.Reseek(k)
+	res, err := s.it.Reseek(s.clampLo(k))
 	return s.afterSeek(res, err)
 }
 
@@ -209,6 +274,12 @@ func (s *StoreFileScanner) afterSeek(res int, err error) error {
 }
 
 func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
+	err := s.seekToPreviousRow(s.clampHi(k))
+	s.checkLo()
+	return err
+}
+
+func (s *StoreFileScanner) seekToPreviousRow(k encoding.Key) error {
 	s.seeked = true
 	row := k.Row()
 	if s.valid && s.cmp.CompareRows(s.cur.Row, row) >= 0 {
@@ -332,6 +403,15 @@ func (s *StoreFileScanner) seekRowSavingHint() error {
 }
 
 func (s *StoreFileScanner) SeekToLastRow() error {
+	if s.hasHi {
+		return s.SeekToPreviousRow(s.hiKey)
+	}
+	err := s.seekToLastRow()
+	s.checkLo()
+	return err
+}
+
+func (s *StoreFileScanner) seekToLastRow() error {
 	s.seeked = true
 	last := s.r.LastKey()
 	if last == nil {
@@ -343,6 +423,11 @@ func (s *StoreFileScanner) SeekToLastRow() error {
 }
 
 func (s *StoreFileScanner) BackwardSeek(k encoding.Key) error {
+	if s.belowLo(k.Row()) {
+		// Every row of the half is after k's.
+		s.seeked, s.valid, s.hasHint = true, false, false
+		return nil
+	}
 	if err := s.Seek(k); err != nil {
 		return err
 	}
