@@ -230,7 +230,11 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
-		audits[i] = newAuditScanner(scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), s.cmp, in)
+		fsc := scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
+		if in.ref != nil {
+			fsc.SetRowBounds(in.ref.lo, in.ref.hi)
+		}
+		audits[i] = newAuditScanner(fsc, s.cmp, in)
 		scanners[i] = audits[i]
 	}
 	ttl := o.TTL.Milliseconds()
@@ -306,7 +310,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		if err := a.check(files[i]); err != nil {
 			return 0, 0, err
 		}
-		if !major {
+		if !major && files[i].ref == nil {
 			if err := a.checkCount(files[i]); err != nil {
 				return 0, 0, err
 			}
@@ -351,6 +355,9 @@ func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key)
 func (s *Store) removeCompactedInputs() error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
+		if f.ref != nil {
+			continue // the parent's file info speaks of the parent's files
+		}
 		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
 		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
 			continue
@@ -491,6 +498,12 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 		return CompactionResult{}, false, ErrClosed // Close waits on compactMu for those before
 	}
 	files := s.Files()
+	if s.hasReferences() {
+		// A store reading its parent's files by reference is compacted
+		// whole, which rewrites the referenced cells into a file of its
+		// own and drops the references, as HBase's policy does.
+		major = true
+	}
 	if !major {
 		sizes := make([]int64, len(files))
 		for i, f := range files {
@@ -508,7 +521,7 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 		major = end > 0 && start == 0 && end == len(files)
 		files = files[start:end]
 	}
-	if len(files) == 0 || (major && len(files) == 1 && files[0].Major && s.options().TTL == 0 && !hasDeletes(files[0])) {
+	if len(files) == 0 || (major && len(files) == 1 && files[0].ref == nil && files[0].Major && s.options().TTL == 0 && !hasDeletes(files[0])) {
 		return CompactionResult{}, false, nil
 	}
 	res = CompactionResult{Family: s.name, Major: major, InputFiles: len(files)}
@@ -546,6 +559,7 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 	}
 	r.log.Info("region: compacted", "region", r.dir, "family", s.name, "major", major, "files", len(files),
 		"inputBytes", res.InputBytes, "outputBytes", res.OutputBytes, "took", res.Took)
+	r.storeFilesChanged()
 	return res, true, nil
 }
 
@@ -583,7 +597,7 @@ func (r *Region) compactor() {
 			continue
 		}
 		for _, s := range r.storeSet().stores {
-			major := r.majorDue(s) || s.majorWanted.Load()
+			major := r.majorDue(s) || s.majorWanted.Load() || s.hasReferences()
 			if !major && len(s.Files()) < r.opts.CompactionMin {
 				continue
 			}

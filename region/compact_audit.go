@@ -15,16 +15,28 @@ import (
 //
 // Cells come in key order, so comparing each with the last key is enough:
 // nothing is copied per cell.
+//
+// A reference file's scan ends at its half's end: the parent's last key for
+// a top half, else the split row, where the bounded file scanner stops
+// (AtUpperBound).
 type auditScanner struct {
 	scanner.KeyValueScanner
 	cmp     *encoding.Comparer
 	last    encoding.Key // the file's LASTKEY; empty for an empty file
 	reached bool
 	stepped uint64
+	bounded *scanner.StoreFileScanner // a reference's scanner, else nil
 }
 
 func newAuditScanner(s scanner.KeyValueScanner, cmp *encoding.Comparer, f *StoreFile) *auditScanner {
-	return &auditScanner{KeyValueScanner: s, cmp: cmp, last: f.Reader.LastKey()}
+	a := &auditScanner{KeyValueScanner: s, cmp: cmp, last: f.Reader.LastKey()}
+	if fs, ok := s.(*scanner.StoreFileScanner); ok && f.ref != nil {
+		a.bounded = fs
+		if len(a.last) > 0 && f.ref.lo != nil && cmp.CompareRows(f.ref.lo, a.last.Row()) > 0 {
+			a.reached = true // the half is empty: nothing to read
+		}
+	}
+	return a
 }
 
 func (a *auditScanner) noteCurrent() {
@@ -70,7 +82,7 @@ func (a *auditScanner) noteSought(k encoding.Key) {
 // check returns an error marked ErrCorruption if the scan of f stopped
 // before f's last key.
 func (a *auditScanner) check(f *StoreFile) error {
-	if len(a.last) == 0 || a.reached {
+	if len(a.last) == 0 || a.reached || a.bounded != nil && a.bounded.AtUpperBound() {
 		return nil
 	}
 	return errors.Mark(errors.Newf("region: compaction input %s: its scan ended before its last key %s; "+

@@ -81,10 +81,18 @@ type FlushResult struct {
 func (r *Region) FlushStores() (FlushResult, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	res, retried, err := r.flush()
+	return r.flushStoresLocked(false)
+}
+
+// flushStoresLocked is FlushStores; closing lets the last flush of Close
+// run on a region that no longer takes writes.
+//
+// REQUIRES: r.flushMu is held.
+func (r *Region) flushStoresLocked(closing bool) (FlushResult, error) {
+	res, retried, err := r.flush(closing)
 	if err == nil && retried {
 		var more FlushResult
-		more, _, err = r.flush()
+		more, _, err = r.flush(closing)
 		res.Files += more.Files
 		res.Bytes += more.Bytes
 	}
@@ -99,8 +107,8 @@ func (r *Region) FlushStores() (FlushResult, error) {
 
 // flush flushes once; retried reports that it flushed a snapshot left by a
 // failed flush (so newer cells may still be in the active segments).
-func (r *Region) flush() (res FlushResult, retried bool, _ error) {
-	if r.closed.Load() {
+func (r *Region) flush(closing bool) (res FlushResult, retried bool, _ error) {
+	if r.closed.Load() && !closing {
 		return res, false, ErrClosed
 	}
 	start := time.Now()
@@ -161,6 +169,9 @@ func (r *Region) flush() (res FlushResult, retried bool, _ error) {
 		r.stats.flushes.Add(1)
 		r.stats.flushedBytes.Add(flushed)
 		r.log.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
+		if !closing {
+			r.storeFilesChanged()
+		}
 	}
 	return res, retried, nil
 }

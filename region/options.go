@@ -318,6 +318,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time (for timestamps and TTL); time.Now if nil.
 	Now func() time.Time
+	// StoreFilesChanged, if set, is called after each flush that wrote a
+	// store file and each compaction, from the goroutine that ran it, so
+	// that the region's owner can see whether the region should now split
+	// (HBase's region server checks its split policy then) or whether its
+	// parents' files are still referenced. It must not block, nor call the
+	// region's Flush, Compact or Close.
+	StoreFilesChanged func()
 
 	// FS is the filesystem every file of the region (store files, their
 	// temporary files, .regioninfo, the WAL) is read and written through;

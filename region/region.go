@@ -572,7 +572,12 @@ func (r *Region) Stats() Stats {
 }
 
 // Close flushes the memstores, stops the background flusher and closes the
-// WAL and the store files. Operations after Close return ErrClosed.
+// WAL and the store files. Operations after Close return ErrClosed. Writes
+// are refused from a moment during Close on; every write acknowledged
+// before that is in the store files when Close returns without an error
+// (as HBase's region close flushes once while writes go on and again once
+// they are stopped), so a split's daughters, which read only the parent's
+// files, see all of it.
 func (r *Region) Close() error {
 	var err error
 	r.closeOnce.Do(func() {
@@ -585,6 +590,12 @@ func (r *Region) Close() error {
 		r.updates.Lock()
 		r.closed.Store(true)
 		r.updates.Unlock()
+		if ferr == nil {
+			// What came in during the first flush.
+			r.flushMu.Lock()
+			_, ferr = r.flushStoresLocked(true)
+			r.flushMu.Unlock()
+		}
 		r.bgCancel()
 		close(r.stop)
 		<-r.bgDone
@@ -630,3 +641,11 @@ func (r *Region) closeStores() {
 }
 
 func (r *Region) now() int64 { return r.opts.Now().UnixMilli() }
+
+// storeFilesChanged tells the region's owner that a flush or a compaction
+// changed the store files (Options.StoreFilesChanged).
+func (r *Region) storeFilesChanged() {
+	if f := r.opts.StoreFilesChanged; f != nil {
+		f()
+	}
+}

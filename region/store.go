@@ -23,8 +23,12 @@ import (
 )
 
 // storeFileSuffix marks published store files; anything else in a store
-// directory (a crash's leftovers) is ignored.
+// directory (a crash's leftovers) is ignored, but reference files (see
+// reference.go).
 const storeFileSuffix = ".hfile"
+
+// isStoreFileName reports whether name is a published store file's.
+func isStoreFileName(name string) bool { return strings.HasSuffix(name, storeFileSuffix) }
 
 // StoreFile is one published HFile of a store: HBase's HStoreFile.
 type StoreFile struct {
@@ -35,7 +39,10 @@ type StoreFile struct {
 	MaxSeq encoding.SeqNum
 	// Major is set on files written by a major compaction.
 	Major bool
-	id    uint64
+	// ref is set for a reference file (Path is the reference's, Reader
+	// the parent's file's): reads see only the rows of its half.
+	ref *fileRef
+	id  uint64
 	// refs counts the store's own reference plus every open scanner; the
 	// reader is closed when it drops to zero, so a file compacted away
 	// stays readable for the scanners that still use it.
@@ -151,10 +158,15 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, storeFileSuffix) {
+		var sf *StoreFile
+		var err error
+		if isStoreFileName(name) {
+			sf, err = s.openFile(filepath.Join(dir, name))
+		} else if file, parent, ok := parseReferenceName(name); ok {
+			sf, err = s.openReference(filepath.Join(dir, name), file, parent)
+		} else {
 			continue
 		}
-		sf, err := s.openFile(filepath.Join(dir, name))
 		if err != nil {
 			s.close()
 			return nil, err
@@ -279,6 +291,9 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 	n := 0
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
+		if row != nil && f.ref != nil && !f.ref.contains(row) {
+			continue // the row is in the parent's other half
+		}
 		if row != nil {
 			ok, err := s.mayContain(f, row, qualifier)
 			if err != nil {
@@ -294,6 +309,9 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 		fs := &rd.fscs[n]
 		n++
 		fs.Reset(f.Reader, readPoint, int64(i), cacheBlocks)
+		if f.ref != nil {
+			fs.SetRowBounds(f.ref.lo, f.ref.hi)
+		}
 		out = append(out, fs)
 	}
 	rd.kvs = out
