@@ -30,6 +30,9 @@ type regionLoc struct {
 	name       []byte // region name, the key of its meta row
 	start, end []byte // end empty: to the end of the table
 	addr       string // host:port, "" if unassigned
+	// info is the region's info:regioninfo, what a split request names
+	// the region with; nil for hbase:meta.
+	regionInfo *hbasepb.RegionInfo
 }
 
 func (r *regionLoc) contains(row []byte) bool {
@@ -295,7 +298,7 @@ func parseMetaRow(r *Result, table string) (*regionLoc, bool, error) {
 	if ri.GetOffline() || ri.GetReplicaId() != 0 {
 		return nil, true, nil
 	}
-	return &regionLoc{table: table, name: append([]byte(nil), row...), start: ri.GetStartKey(), end: ri.GetEndKey(),
+	return &regionLoc{table: table, name: append([]byte(nil), row...), start: ri.GetStartKey(), end: ri.GetEndKey(), regionInfo: &ri,
 		addr: string(r.Value([]byte("info"), []byte("server")))}, true, nil
 }
 

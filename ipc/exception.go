@@ -34,6 +34,8 @@ const (
 	ClassRegionServerStoppedException = "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException"
 	ClassUnsupportedOperation         = "java.lang.UnsupportedOperationException"
 	ClassCallQueueTooBigException     = "org.apache.hadoop.hbase.CallQueueTooBigException"
+	ClassDoNotRetryRegionException    = "org.apache.hadoop.hbase.client.DoNotRetryRegionException"
+	ClassMergeRegionException         = "org.apache.hadoop.hbase.exceptions.MergeRegionException"
 )
 
 // doNotRetry lists the classes that are subclasses of DoNotRetryIOException
@@ -57,6 +59,8 @@ var doNotRetry = map[string]bool{
 	ClassRequestTooBigException:      true,
 	ClassFatalConnectionException:    true,
 	ClassUnsupportedOperation:        true,
+	ClassDoNotRetryRegionException:   true,
+	ClassMergeRegionException:        true,
 }
 
 // Exception is an error that travels to the client as an HBase exception:

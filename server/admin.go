@@ -51,10 +51,19 @@ func (s *Server) handleGetRegionInfo(c *ipc.Call) (ipc.Reply, error) {
 	if err != nil {
 		return ipc.Reply{}, err
 	}
-	// We neither split nor merge regions on request (no SplitRegion or
-	// MergeTableRegions), so we do not call them splittable or mergeable,
-	// as HBase does for an open region without references.
-	resp := &hbasepb.GetRegionInfoResponse{RegionInfo: hr.info.PB(), Splittable: proto.Bool(false), Mergeable: proto.Bool(false)}
+	// As HBase's HRegion.isSplittable and isMergeable: an open region
+	// without references (and not a catalog region, which we never split).
+	ok := !hr.table.name.System() && !r.HasReferences()
+	resp := &hbasepb.GetRegionInfoResponse{RegionInfo: hr.info.PB(), Splittable: proto.Bool(ok), Mergeable: proto.Bool(ok)}
+	if req.GetBestSplitRow() && ok {
+		row, err := r.SplitPoint()
+		if err != nil {
+			return ipc.Reply{}, mapError(err, hr)
+		}
+		if len(row) > 0 {
+			resp.BestSplitRow = row
+		}
+	}
 	if req.GetCompactionState() {
 		minor, major := r.Compacting()
 		minor = minor || hr.minorRequested.Load() > 0

@@ -82,6 +82,15 @@ type Config struct {
 	// writes share Region.CompactionThroughput
 	// (hbase.hstore.compaction.throughput.higher.bound).
 	CompactionThreadsSmall, CompactionThreadsLarge int
+	// MaxFileSize is hbase.hregion.max.filesize: a region whose largest
+	// store passes it splits (SplitPolicy decides, with the table's
+	// MAX_FILESIZE and SPLIT_POLICY, which win).
+	MaxFileSize int64
+	// SplitPolicy is hbase.regionserver.region.split.policy, a
+	// RegionSplitPolicy class name: SteppingSplitPolicy (the default),
+	// ConstantSizeRegionSplitPolicy, IncreasingToUpperBoundRegionSplitPolicy
+	// or DisabledRegionSplitPolicy.
+	SplitPolicy string
 	// Region is the template for every user region's options (flush size,
 	// compaction, durability: the hbase.hregion.* and hbase.hstore.* keys).
 	Region region.Options
@@ -187,6 +196,15 @@ func (c *Config) setServer(p *hbaseconf.Property, value string) error {
 		c.GlobalMemstore, err = p.Float(value)
 	case "hbase.regionserver.global.memstore.size.lower.limit":
 		c.GlobalMemstoreLower, err = p.Float(value)
+	case "hbase.hregion.max.filesize":
+		c.MaxFileSize, err = p.Int(value)
+		if err == nil && c.MaxFileSize <= 0 {
+			err = errors.Newf("property %s=%q: must be positive", p.Name, value)
+		}
+	case "hbase.regionserver.region.split.policy":
+		if _, err = parseSplitPolicy(value); err == nil {
+			c.SplitPolicy = value
+		}
 	default:
 		err = errors.AssertionFailedf("server: registered property %q not applied", p.Name)
 	}
@@ -284,6 +302,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GlobalMemstoreLower <= 0 || c.GlobalMemstoreLower > 1 {
 		c.GlobalMemstoreLower = region.DefaultMemstoreLowerFraction
+	}
+	if c.MaxFileSize <= 0 {
+		c.MaxFileSize = DefaultMaxFileSize
+	}
+	if c.SplitPolicy == "" {
+		c.SplitPolicy = DefaultSplitPolicy
 	}
 	if c.ScannerMaxResultSize == 0 {
 		c.ScannerMaxResultSize = 100 << 20

@@ -247,6 +247,22 @@ func (s *Server) deleteTable(pb *hbasepb.TableName) error {
 			return errors.Wrap(err, "server: deleting from hbase:meta")
 		}
 	}
+	// Split parents the janitor has not cleared yet go too (the table's
+	// directory, with their files, is removed below).
+	for name, p := range s.parents {
+		if p.info.Table == t.name {
+			if err := meta.Delete(&region.Delete{Row: []byte(name), Durability: wal.FSyncWAL}); err != nil {
+				return errors.Wrap(err, "server: deleting from hbase:meta")
+			}
+			delete(s.parents, name)
+		}
+	}
+	for name, m := range s.merges {
+		if m.info.Table == t.name {
+			delete(s.merges, name)
+		}
+	}
+	s.noteParents()
 	if err := meta.Delete(&region.Delete{Row: []byte(t.name.String()), Durability: wal.FSyncWAL}); err != nil {
 		return errors.Wrap(err, "server: deleting from hbase:meta")
 	}
@@ -272,7 +288,7 @@ func (s *Server) truncateTable(pb *hbasepb.TableName, preserveSplits bool) error
 	schema := t.schema()
 	var splits [][]byte
 	if preserveSplits {
-		for _, hr := range t.regions[1:] {
+		for _, hr := range s.regionsOf(t)[1:] {
 			splits = append(splits, hr.info.StartKey)
 		}
 	}

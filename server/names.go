@@ -108,7 +108,8 @@ type RegionInfo struct {
 	Table            TableName
 	StartKey, EndKey []byte // EndKey empty: to the end of the table
 	RegionID         uint64 // creation time in ms, as HBase's
-	Offline          bool
+	// Offline and Split mark a split parent: its daughters serve its rows.
+	Offline, Split bool
 }
 
 // EncodedName is the region's directory and short name: the MD5 of the
@@ -157,7 +158,7 @@ func (ri *RegionInfo) PB() *hbasepb.RegionInfo {
 		StartKey:  nonNilBytes(ri.StartKey),
 		EndKey:    nonNilBytes(ri.EndKey),
 		Offline:   proto.Bool(ri.Offline),
-		Split:     proto.Bool(false),
+		Split:     proto.Bool(ri.Split),
 		ReplicaId: proto.Int32(0),
 	}
 }
@@ -175,7 +176,7 @@ func regionInfoFromPB(pb *hbasepb.RegionInfo) (RegionInfo, error) {
 		return RegionInfo{}, err
 	}
 	return RegionInfo{Table: t, StartKey: pb.GetStartKey(), EndKey: pb.GetEndKey(),
-		RegionID: pb.GetRegionId(), Offline: pb.GetOffline()}, nil
+		RegionID: pb.GetRegionId(), Offline: pb.GetOffline(), Split: pb.GetSplit()}, nil
 }
 
 // marshalPBUF is hbasepb.AppendPB for the messages the server builds, meta

@@ -66,7 +66,11 @@ func (s *Server) handleScan(c *ipc.Call) (ipc.Reply, error) {
 	if req.ScannerId != nil {
 		os = s.scanners.get(req.GetScannerId())
 		if os == nil {
-			if s.scanners.recentlyClosed(req.GetScannerId()) {
+			if name, ok := s.scanners.regionClosed(req.GetScannerId()); ok && !req.GetCloseScanner() {
+				return ipc.Reply{}, ipc.Errorf(ipc.ClassNotServingRegionException,
+					"region %s is not online on %s: scanner %d closed with it", name, s.ServerName(), req.GetScannerId())
+			}
+			if _, ok := s.scanners.regionClosed(req.GetScannerId()); ok || s.scanners.recentlyClosed(req.GetScannerId()) {
 				// As HBase 2: the server closed it (the scan was done) and
 				// the client sends one more next or close; answer with
 				// nothing but the id.

@@ -37,6 +37,12 @@ type openScanner struct {
 	res region.ScanResult
 }
 
+// movedScanner is a scanner closed with its region: when, and the region.
+type movedScanner struct {
+	at     time.Time
+	region string
+}
+
 // scannerLeases holds open scanners and expires the idle ones after the
 // lease period (hbase.client.scanner.timeout.period), as HBase's Leases.
 type scannerLeases struct {
@@ -49,7 +55,13 @@ type scannerLeases struct {
 	// call, as HBase's closedScanners: a late next or close for one gets
 	// an empty response rather than UnknownScannerException, since clients
 	// send one more call after the last results.
-	closed  map[uint64]time.Time
+	closed map[uint64]time.Time
+	// moved remembers, for one lease period, the scanners closed because
+	// their region closed (split, merged, disabled): a next for one is
+	// answered NotServingRegionException, as HBase answers a scanner of a
+	// region no longer online, so the client reopens its scan after its
+	// last row in the region that now holds it.
+	moved   map[uint64]movedScanner
 	stop    chan struct{}
 	done    chan struct{}
 	expired int64 // leases that ran out, for metrics
@@ -57,7 +69,7 @@ type scannerLeases struct {
 
 func newScannerLeases(timeout time.Duration, log *slog.Logger) *scannerLeases {
 	l := &scannerLeases{timeout: timeout, log: log, byID: map[uint64]*openScanner{},
-		closed: map[uint64]time.Time{}, stop: make(chan struct{}), done: make(chan struct{})}
+		closed: map[uint64]time.Time{}, moved: map[uint64]movedScanner{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.reaper()
 	return l
 }
@@ -86,6 +98,11 @@ func (l *scannerLeases) reaper() {
 					delete(l.closed, id)
 				}
 			}
+			for id, m := range l.moved {
+				if now.Sub(m.at) > l.timeout {
+					delete(l.moved, id)
+				}
+			}
 			l.mu.Unlock()
 			for _, os := range dead {
 				l.log.Info("scanner lease expired", "scanner", os.id, "region", os.hr.info.EncodedName())
@@ -100,7 +117,7 @@ func (l *scannerLeases) add(hr *hostedRegion, sc *region.Scanner) *openScanner {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var id uint64
-	for id == 0 || l.byID[id] != nil || !l.closed[id].IsZero() {
+	for id == 0 || l.byID[id] != nil || !l.closed[id].IsZero() || !l.moved[id].at.IsZero() {
 		// Random ids, as HBase's, so a stale id from before a restart is
 		// unlikely to name a new scanner.
 		id = rand.Uint64() >> 1
@@ -128,6 +145,18 @@ func (l *scannerLeases) get(id uint64) *openScanner {
 	}
 	os.lastAccess = time.Now()
 	return os
+}
+
+// regionClosed returns the name of scanner id's region if the scanner was
+// closed within the last lease period because that region closed.
+func (l *scannerLeases) regionClosed(id uint64) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m, ok := l.moved[id]
+	if !ok || time.Since(m.at) > l.timeout {
+		return "", false
+	}
+	return m.region, true
 }
 
 // recentlyClosed reports whether the server closed scanner id within the
@@ -174,10 +203,12 @@ func (os *openScanner) locked() lockedScanner { return lockedScanner{os} }
 // closeRegion closes every scanner of hr (the region is closing).
 func (l *scannerLeases) closeRegion(hr *hostedRegion) {
 	var dead []*openScanner
+	now := time.Now()
 	l.mu.Lock()
 	for id, os := range l.byID {
 		if os.hr == hr {
 			delete(l.byID, id)
+			l.moved[id] = movedScanner{at: now, region: string(hr.name)}
 			dead = append(dead, os)
 		}
 	}

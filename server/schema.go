@@ -233,6 +233,9 @@ func tableFamilies(ts *hbasepb.TableSchema) ([]region.FamilyOptions, error) {
 	if len(ts.GetColumnFamilies()) == 0 {
 		return nil, ipc.Errorf(ipc.ClassDoNotRetryIOException, "table must have at least one column family")
 	}
+	if err := checkSplitAttributes(ts); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var out []region.FamilyOptions
 	for _, cf := range ts.GetColumnFamilies() {

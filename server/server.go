@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -66,8 +67,22 @@ type Server struct {
 	scanners *scannerLeases
 	procs    procedures
 	balancer atomic.Bool
-	closed   atomic.Bool
-	wg       sync.WaitGroup
+	// The split and merge switches (SetSplitOrMergeEnabled).
+	splitOn, mergeOn atomic.Bool
+	splitPolicy      splitPolicy // hbase.regionserver.region.split.policy
+	// parents are the split regions and merges the merged ones whose
+	// parents' files may still be referenced, by region name; guarded by
+	// ddl. pendingParents counts both, for the flush path to read.
+	parents        map[string]*splitParent
+	merges         map[string]*mergedRegion
+	pendingParents atomic.Int64
+	// splitReq carries regions to check for a split, janitorReq wakes the
+	// janitor, to the background worker; stopBG stops it.
+	splitReq   chan *hostedRegion
+	janitorReq chan struct{}
+	stopBG     chan struct{}
+	closed     atomic.Bool
+	wg         sync.WaitGroup
 }
 
 // table is a table's descriptor and regions.
@@ -150,7 +165,9 @@ func Start(cfg Config) (*Server, error) {
 		return nil, errors.New("server: no data directory (hbase.rootdir)")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, tables: map[string]*table{}, regions: map[string]*hostedRegion{},
-		encoded: map[string]*hostedRegion{}, namespaces: map[string]*hbasepb.NamespaceDescriptor{}, fatal: make(chan error, 1)}
+		encoded: map[string]*hostedRegion{}, namespaces: map[string]*hbasepb.NamespaceDescriptor{}, fatal: make(chan error, 1),
+		parents: map[string]*splitParent{}, merges: map[string]*mergedRegion{},
+		splitReq: make(chan *hostedRegion, 64), janitorReq: make(chan struct{}, 1), stopBG: make(chan struct{})}
 	s.balancer.Store(true)
 	ok := false
 	defer func() {
@@ -198,6 +215,12 @@ func Start(cfg Config) (*Server, error) {
 	if err := s.loadClusterID(); err != nil {
 		return nil, err
 	}
+	if s.splitPolicy, err = parseSplitPolicy(cfg.SplitPolicy); err != nil {
+		return nil, errors.Wrap(err, "server: hbase.regionserver.region.split.policy")
+	}
+	if err := s.loadSwitches(); err != nil {
+		return nil, err
+	}
 	if err := s.openCatalog(); err != nil {
 		return nil, err
 	}
@@ -227,6 +250,11 @@ func Start(cfg Config) (*Server, error) {
 		s.zk = zk
 	}
 	ok = true
+	s.wg.Add(1)
+	go s.background()
+	if s.pendingParents.Load() > 0 {
+		s.wakeJanitor()
+	}
 	s.log.Info("region server started", "rpc", s.Addr(), "info", s.InfoAddr(), "zookeeper", cfg.ZKQuorum,
 		"dataDir", cfg.DataDir, "tables", len(s.tables))
 	return s, nil
@@ -302,7 +330,8 @@ func (s *Server) tableDir(t TableName) string {
 	return filepath.Join(s.cfg.DataDir, "data", t.Namespace, t.Qualifier)
 }
 
-func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) region.Options {
+func (s *Server) regionOptions(hr *hostedRegion) region.Options {
+	ri, fams := &hr.info, hr.table.families()
 	o := s.cfg.Region
 	o.Table = ri.Table.String()
 	o.EncodedName = ri.EncodedName()
@@ -322,6 +351,8 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 		// Catalog regions stay out of it: their writes are small, and a
 		// full memstore must not block hbase:meta.
 		o.MemstoreLimit = s.memLimit
+		// After each flush and compaction: split? parents to clear?
+		o.StoreFilesChanged = func() { s.storeFilesChanged(hr) }
 	}
 	if ri.Table.System() {
 		// Catalog writes are small and must survive power loss.
@@ -341,7 +372,7 @@ func (s *Server) openCatalog() error {
 	mt.setState(hbasepb.TableState_ENABLED)
 	hr := &hostedRegion{info: metaInfo, name: metaInfo.RegionName(), table: mt,
 		dir: filepath.Join(s.tableDir(MetaTableName), metaEncodedName)}
-	r, err := region.Open(hr.dir, s.regionOptions(&metaInfo, metaFamilies))
+	r, err := region.Open(hr.dir, s.regionOptions(hr))
 	if err != nil {
 		return errors.Wrap(err, "server: opening hbase:meta")
 	}
@@ -376,7 +407,11 @@ func (s *Server) openCatalog() error {
 type metaTable struct {
 	name    TableName
 	state   hbasepb.TableState_State
-	regions []RegionInfo
+	regions []RegionInfo // the regions that serve the table
+	// Split parents, and merged regions whose parents' files may still be
+	// referenced (for the janitor).
+	parents []*splitParent
+	merges  []*mergedRegion
 }
 
 // readMeta scans hbase:meta: table state rows and region rows.
@@ -415,19 +450,114 @@ func (s *Server) readMeta() (map[string]*metaTable, error) {
 			get(t).state = ts.GetState()
 		}
 		if v := res.Value(famInfo, colRegionInfo); v != nil {
-			var pb hbasepb.RegionInfo
-			if err := hbasepb.ParsePB(v, &pb); err != nil {
-				return nil, errors.Wrapf(err, "server: hbase:meta row %q: regioninfo", res.Cells[0].Row)
-			}
-			ri, err := regionInfoFromPB(&pb)
+			ri, err := metaRegionInfo(res.Cells[0].Row, "regioninfo", v)
 			if err != nil {
-				return nil, errors.Wrapf(err, "server: hbase:meta row %q", res.Cells[0].Row)
+				return nil, err
 			}
 			mt := get(ri.Table)
+			if ri.Offline {
+				// Not served. A split parent stays until the janitor
+				// finds that its daughters no longer need its files.
+				if ri.Split {
+					p := &splitParent{info: ri}
+					for i, col := range [][]byte{colSplitA, colSplitB} {
+						v := res.Value(famInfo, col)
+						if v == nil {
+							return nil, errors.Newf("server: hbase:meta row %q: split parent without info:%s", res.Cells[0].Row, col)
+						}
+						if p.daughters[i], err = metaRegionInfo(res.Cells[0].Row, string(col), v); err != nil {
+							return nil, err
+						}
+					}
+					mt.parents = append(mt.parents, p)
+				}
+				continue
+			}
 			mt.regions = append(mt.regions, ri)
+			var parents []RegionInfo
+			for _, c := range res.Cells {
+				if string(c.Family) != string(famInfo) || !strings.HasPrefix(string(c.Qualifier), mergeQualifierPrefix) {
+					continue
+				}
+				p, err := metaRegionInfo(c.Row, string(c.Qualifier), c.Value)
+				if err != nil {
+					return nil, err
+				}
+				parents = append(parents, p)
+			}
+			if len(parents) > 0 {
+				mt.merges = append(mt.merges, &mergedRegion{info: ri, parents: parents})
+			}
 		}
 	}
 	return out, nil
+}
+
+// metaRegionInfo decodes a RegionInfo column of a meta row.
+func metaRegionInfo(row []byte, col string, v []byte) (RegionInfo, error) {
+	var pb hbasepb.RegionInfo
+	if err := hbasepb.ParsePB(v, &pb); err != nil {
+		return RegionInfo{}, errors.Wrapf(err, "server: hbase:meta row %q: info:%s", row, col)
+	}
+	ri, err := regionInfoFromPB(&pb)
+	if err != nil {
+		return RegionInfo{}, errors.Wrapf(err, "server: hbase:meta row %q: info:%s", row, col)
+	}
+	return ri, nil
+}
+
+// removeOrphans removes the region directories of a table that no meta row
+// names: those a split or merge (or a table creation) wrote before a crash
+// cut it short of its meta write. Meta is the truth: without its row, such
+// a directory was never a region of the table.
+func (s *Server) removeOrphans(mt *metaTable) error {
+	known := map[string]bool{}
+	for i := range mt.regions {
+		known[mt.regions[i].EncodedName()] = true
+	}
+	for _, p := range mt.parents {
+		known[p.info.EncodedName()] = true
+		known[p.daughters[0].EncodedName()] = true
+		known[p.daughters[1].EncodedName()] = true
+	}
+	for _, m := range mt.merges {
+		for i := range m.parents {
+			known[m.parents[i].EncodedName()] = true
+		}
+	}
+	dir := s.tableDir(mt.name)
+	names, err := s.fs.List(dir)
+	if err != nil {
+		return errors.Wrapf(err, "server: listing %s", dir)
+	}
+	for _, name := range names {
+		if known[name] || !isEncodedName(name) {
+			continue
+		}
+		if st, err := s.fs.Stat(filepath.Join(dir, name)); err != nil || !st.IsDir() {
+			continue
+		}
+		s.log.Info("removing a region directory no hbase:meta row names (a split, merge or create cut short)",
+			"table", mt.name.String(), "dir", name)
+		if err := vfs.RemoveAll(s.fs, filepath.Join(dir, name)); err != nil {
+			return errors.Wrapf(err, "server: removing %s", filepath.Join(dir, name))
+		}
+	}
+	return nil
+}
+
+// isEncodedName reports whether name is a user region's encoded name: 32
+// lowercase hex digits.
+func isEncodedName(name string) bool {
+	if len(name) != 32 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // loadTable reads a table's descriptor and opens its regions if enabled.
@@ -446,6 +576,17 @@ func (s *Server) loadTable(mt *metaTable) error {
 	}
 	t := newTable(mt.name, schema, fams)
 	t.setState(mt.state)
+	if err := s.removeOrphans(mt); err != nil {
+		return err
+	}
+	for _, p := range mt.parents {
+		s.parents[string(p.info.RegionName())] = p
+		s.lastRegID = max(s.lastRegID, p.info.RegionID)
+	}
+	for _, m := range mt.merges {
+		s.merges[string(m.info.RegionName())] = m
+	}
+	s.noteParents()
 	sort.Slice(mt.regions, func(i, j int) bool { return bytes.Compare(mt.regions[i].StartKey, mt.regions[j].StartKey) < 0 })
 	for _, ri := range mt.regions {
 		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t,
@@ -489,7 +630,7 @@ func (s *Server) openRegions(t *table) error {
 		if hr.r.Load() != nil {
 			continue
 		}
-		r, err := region.Open(hr.dir, s.regionOptions(&hr.info, t.families()))
+		r, err := region.Open(hr.dir, s.regionOptions(hr))
 		if err != nil {
 			return errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), t.name)
 		}
@@ -563,10 +704,22 @@ func (s *Server) putNamespace(d *hbasepb.NamespaceDescriptor) error {
 
 func (s *Server) namespaceRegion() (*region.Region, error) {
 	nsTable := s.tableByName(NamespaceTableName)
-	if nsTable == nil || len(nsTable.regions) == 0 || nsTable.regions[0].r.Load() == nil {
+	if nsTable == nil {
 		return nil, errors.New("server: hbase:namespace is not open")
 	}
-	return nsTable.regions[0].r.Load(), nil
+	regions := s.regionsOf(nsTable)
+	if len(regions) == 0 || regions[0].r.Load() == nil {
+		return nil, errors.New("server: hbase:namespace is not open")
+	}
+	return regions[0].r.Load(), nil
+}
+
+// regionsOf returns t's regions now, for callers that do not hold ddl
+// (splits and merges change them under ddl and mu).
+func (s *Server) regionsOf(t *table) []*hostedRegion {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]*hostedRegion(nil), t.regions...)
 }
 
 func (s *Server) tableByName(t TableName) *table {
@@ -601,6 +754,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.info != nil {
 		s.info.Close()
 	}
+	close(s.stopBG)
 	s.wg.Wait()
 	if err := s.closeAll(); err != nil && first == nil {
 		first = err
@@ -630,7 +784,7 @@ func (s *Server) closeAll() error {
 	}
 	s.mu.Unlock()
 	for _, t := range tables {
-		for _, hr := range t.regions {
+		for _, hr := range s.regionsOf(t) {
 			if r := hr.r.Swap(nil); r != nil {
 				if err := r.Close(); err != nil && first == nil {
 					first = errors.Wrapf(err, "server: closing region %s", hr.info.EncodedName())

@@ -38,6 +38,11 @@ var registry = []Property{
 		Doc: "Compaction threads of the server for small compactions; with .large, how many compactions run at once across all regions (we keep one pool of both)."},
 	{Name: "hbase.regionserver.thread.compaction.large", Kind: Int, Default: "1", Component: Server,
 		Doc: "Compaction threads of the server for large compactions (see .small)."},
+	{Name: "hbase.hregion.max.filesize", Kind: Int, Default: "10737418240", Component: Server,
+		Doc: "A region splits when a store grows past this many bytes (the split policy decides; a table's MAX_FILESIZE wins)."},
+	{Name: "hbase.regionserver.region.split.policy", Kind: String,
+		Default: "org.apache.hadoop.hbase.regionserver.SteppingSplitPolicy", Component: Server,
+		Doc: "When regions split by themselves: SteppingSplitPolicy (past 2 x the flush size while the table has one region, then past hbase.hregion.max.filesize), ConstantSizeRegionSplitPolicy, IncreasingToUpperBoundRegionSplitPolicy or DisabledRegionSplitPolicy; a table's SPLIT_POLICY wins."},
 	{Name: "io.storefile.bloom.error.rate", Kind: Float, Default: "0.01", Component: Region,
 		Doc: "False positive rate of the bloom filters of new store files."},
 
