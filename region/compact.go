@@ -351,8 +351,9 @@ func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key)
 
 // removeCompactedInputs deletes files that a newer file lists as the inputs
 // of the compaction that wrote it (a crash between publishing the output
-// and removing the inputs).
-func (s *Store) removeCompactedInputs() error {
+// and removing the inputs), then opens the reference files refs (names in
+// the store directory) that are not such inputs.
+func (s *Store) removeCompactedInputs(refs []string) error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
 		if f.ref != nil {
@@ -386,6 +387,22 @@ func (s *Store) removeCompactedInputs() error {
 			}
 			b = b[n:]
 		}
+	}
+	for _, name := range refs {
+		path := filepath.Join(s.dir, name)
+		if gone[name] {
+			s.log.Info("region: removing a compacted reference file left by a crash", "file", path)
+			if err := s.fs.Remove(path); err != nil {
+				return errors.Wrap(err, "region: removing compacted reference file")
+			}
+			continue
+		}
+		file, parent, _ := parseReferenceName(name)
+		sf, err := s.openReference(path, file, parent)
+		if err != nil {
+			return err
+		}
+		s.files = append(s.files, sf)
 	}
 	if len(gone) == 0 {
 		return nil

@@ -337,3 +337,41 @@ func rowsReversed(cells []string) []string {
 func lowestRow(cells []string) []byte { return b(cells[0][:strings.IndexByte(cells[0], '/')]) }
 
 func removeAllDir(dir string) error { return vfs.RemoveAll(DefaultFS, dir) }
+
+// TestCompactedReferenceLeftByCrash: a reference a compaction rewrote but
+// whose removal a power loss undid, after the janitor removed the parent's
+// files, is recognised as a compaction input and removed on open rather
+// than failing it.
+func TestCompactedReferenceLeftByCrash(t *testing.T) {
+	table := t.TempDir()
+	pdir, ddir := filepath.Join(table, parentName), filepath.Join(table, daughterA)
+	p := openTest(t, pdir, nil)
+	for i := 0; i < 20; i++ {
+		require.NoError(t, p.Put(NewPut(b(fmt.Sprintf("r%02d", i))).Add(fam, b("q"), b("v"))))
+	}
+	require.NoError(t, p.Close())
+	require.NoError(t, CreateReferences(nil, ddir, []Reference{{Parent: pdir, SplitRow: b("r10")}}))
+	refs, err := DefaultFS.List(filepath.Join(ddir, "f"))
+	require.NoError(t, err)
+	require.Len(t, refs, 1)
+	ref, err := vfs.ReadFile(DefaultFS, filepath.Join(ddir, "f", refs[0]))
+	require.NoError(t, err)
+	d := openTest(t, ddir, func(o *Options) { o.DisableAutoCompaction = true })
+	want := dump(t, d, false, nil, nil)
+	require.Len(t, want, 10)
+	_, err = d.CompactStores(false)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	has, err := ReferencesTo(nil, ddir, parentName)
+	require.NoError(t, err)
+	require.False(t, has)
+	require.NoError(t, removeAllDir(pdir))
+	require.NoError(t, writeSynced(DefaultFS, filepath.Join(ddir, "f", refs[0]), ref)) // the crash's doing
+	d = openTest(t, ddir, nil)
+	defer d.Close()
+	require.False(t, d.HasReferences())
+	require.Equal(t, want, dump(t, d, false, nil, nil))
+	has, err = ReferencesTo(nil, ddir, parentName)
+	require.NoError(t, err)
+	require.False(t, has)
+}

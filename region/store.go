@@ -157,23 +157,28 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
+	var refs []string
 	for _, name := range names {
-		var sf *StoreFile
-		var err error
-		if isStoreFileName(name) {
-			sf, err = s.openFile(filepath.Join(dir, name))
-		} else if file, parent, ok := parseReferenceName(name); ok {
-			sf, err = s.openReference(filepath.Join(dir, name), file, parent)
-		} else {
+		if _, _, ok := parseReferenceName(name); ok {
+			refs = append(refs, name)
 			continue
 		}
+		if !isStoreFileName(name) {
+			continue
+		}
+		sf, err := s.openFile(filepath.Join(dir, name))
 		if err != nil {
 			s.close()
 			return nil, err
 		}
 		s.files = append(s.files, sf)
 	}
-	if err := s.removeCompactedInputs(); err != nil {
+	// References after the files: a compaction that rewrote a reference
+	// names it as an input, and its parent's file may be gone since (the
+	// janitor removes it once no reference is left on disk, and a crash
+	// can bring back the unlinking of the reference but not of the
+	// parent's file).
+	if err := s.removeCompactedInputs(refs); err != nil {
 		s.close()
 		return nil, err
 	}
