@@ -111,9 +111,10 @@ func TestSplitPowerLoss(t *testing.T) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Add(1)
+		wrng := rand.New(rand.NewPCG(rng.Uint64(), 1))
 		go func() {
 			defer wg.Done()
-			model.write(t, s, c, rand.New(rand.NewPCG(rng.Uint64(), 1)), stop, fs.Crashed())
+			model.write(t, s, c, wrng, stop, fs.Crashed())
 		}()
 		a := dial(t, s, AdminService)
 	ops:
