@@ -56,7 +56,7 @@ func (s *Server) handleGetRegionInfo(c *ipc.Call) (ipc.Reply, error) {
 	ok := !hr.table.name.System() && !r.HasReferences()
 	resp := &hbasepb.GetRegionInfoResponse{RegionInfo: hr.info.PB(), Splittable: proto.Bool(ok), Mergeable: proto.Bool(ok)}
 	if req.GetBestSplitRow() && ok {
-		row, err := r.SplitPoint()
+		row, err := bestSplitRow(r)
 		if err != nil {
 			return ipc.Reply{}, mapError(err, hr)
 		}

@@ -275,7 +275,7 @@ func (s *Server) splitRegion(hr *hostedRegion, splitRow []byte) error {
 			"%s NOT splittable: it still reads its parent's files by reference (compact it first)", hr.info.shortName())
 	}
 	if len(splitRow) == 0 {
-		if splitRow, err = r.SplitPoint(); err != nil {
+		if splitRow, err = bestSplitRow(r); err != nil {
 			return mapError(err, hr)
 		}
 		if len(splitRow) == 0 {
@@ -339,6 +339,20 @@ func (s *Server) splitRegion(hr *hostedRegion, splitRow []byte) error {
 		"daughterA", a.EncodedName(), "daughterB", b.EncodedName(), "took", time.Since(start), "err", err)
 	s.wakeJanitor()
 	return err
+}
+
+// bestSplitRow is the row a split without one takes: the region's split
+// point, after a flush if its data is all in the memstores (as HBase's
+// RSRpcServices.getRegionInfo does for the best split row).
+func bestSplitRow(r *region.Region) ([]byte, error) {
+	row, err := r.SplitPoint()
+	if err != nil || len(row) > 0 || r.Stats().MemStoreSize == 0 {
+		return row, err
+	}
+	if err := r.Flush(); err != nil {
+		return nil, err
+	}
+	return r.SplitPoint()
 }
 
 // newRegionID returns a region id for regions made from ones whose largest
