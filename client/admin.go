@@ -348,10 +348,21 @@ type RegionInfo struct {
 // Regions returns the regions of a table, in key order, as hbase:meta
 // lists them now.
 func (c *Client) Regions(ctx context.Context, table string) ([]RegionInfo, error) {
-	c.regions.invalidate(table)
-	locs, err := c.tableRegions(ctx, table)
-	if err != nil {
-		return nil, errors.Wrapf(err, "client: regions of %s", table)
+	var locs []*regionLoc
+	for attempt := 0; ; attempt++ {
+		c.regions.invalidate(table)
+		var err error
+		if locs, err = c.tableRegions(ctx, table); err == nil {
+			break
+		}
+		// hbase:meta moved (the server restarted, say): the load dropped
+		// its location, so the next one asks ZooKeeper again.
+		if k := classify(err); (k != retryServer && k != retryBackoff) || attempt >= c.opts.Retries || ctx.Err() != nil {
+			return nil, errors.Wrapf(err, "client: regions of %s", table)
+		}
+		if berr := c.backoff(ctx, attempt); berr != nil {
+			return nil, errors.Wrapf(errors.CombineErrors(err, berr), "client: regions of %s", table)
+		}
 	}
 	out := make([]RegionInfo, len(locs))
 	for i, l := range locs {
