@@ -165,4 +165,3 @@ func tiles(regions []client.RegionInfo) error {
 	}
 	return nil
 }
-
