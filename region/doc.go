@@ -98,6 +98,21 @@
 // with exactly the families given, deleting the others. RollWAL starts a
 // new WAL segment.
 //
+// # Splits and merges
+//
+// A region does not know its key range; its owner (regionsrv) splits it.
+// SplitPoint returns HBase's best split row (the mid-key row of the largest
+// file of the largest store). CreateReferences writes, for a closed parent,
+// a new region directory of HBase Reference files: a daughter that reads
+// the parent's files limited to the rows before or after the split row, or
+// a merged region that reads several parents whole. Nothing is copied. Such
+// a region opens with Open, serves at once, and compacts its references
+// away in the background (HasReferences says when it is done; ReferencesTo
+// tells, on disk, whether a parent's files are still needed). Close
+// flushes once writes have stopped, so a closed region's files hold every
+// write it acknowledged. Options.StoreFilesChanged tells the owner after
+// each flush and compaction, to check its split policy.
+//
 // # Errors
 //
 // Errors carry where they happened (region, file, offset) and keep their
@@ -139,6 +154,8 @@
 //
 //	<dir>/.regioninfo        the families and their options (JSON)
 //	<dir>/<family>/*.hfile   published store files (HFile v3)
+//	<dir>/<family>/<file>.<parent>  a Reference to a parent region's store file
+//	                         (a split's or merge's region, until compacted)
 //	<dir>/.tmp/              flushes and compactions in progress; emptied on open
 //	<dir>/wal/               write-ahead log segments
 //	<dir>/.lock              held while the region is open

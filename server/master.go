@@ -158,10 +158,13 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 	if err := s.setTableState(t, hbasepb.TableState_ENABLING); err != nil {
 		return err
 	}
+	// Every region's row in one write: a crash leaves all of them or none.
+	var rows []region.Mutation
 	for _, hr := range t.regions {
-		if err := s.putRegionInfo(hr); err != nil {
-			return err
-		}
+		rows = append(rows, region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())))
+	}
+	if err := s.metaBatch(rows); err != nil {
+		return err
 	}
 	if err := s.openRegions(t); err != nil {
 		return err

@@ -666,11 +666,6 @@ func (s *Server) metaPut(p *region.Put) error {
 	return errors.Wrap(s.meta.r.Load().Put(p), "server: writing hbase:meta")
 }
 
-// putRegionInfo writes a region's info:regioninfo row.
-func (s *Server) putRegionInfo(hr *hostedRegion) error {
-	return s.metaPut(region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())))
-}
-
 // putRegionLocation records that this server serves hr.
 func (s *Server) putRegionLocation(hr *hostedRegion, seq uint64) error {
 	p := region.NewPut(hr.name).

@@ -394,13 +394,20 @@ func (s *Server) syncTableDir(t TableName) error {
 	return errors.Wrapf(vfs.SyncDir(s.fs, s.tableDir(t)), "server: syncing %s", s.tableDir(t))
 }
 
-// closeForChange takes a region out of service for a split or a merge: no
-// request reaches it from now on (they get NotServingRegionException), its
-// scanners are closed, and it is closed, which flushes what it
-// acknowledged. If Close fails the region is reopened.
+// closeForChange takes a region out of service for a split or a merge: it
+// is flushed, then no request reaches it any more (they get
+// NotServingRegionException), its scanners are closed, and it is closed,
+// which flushes what came in meanwhile. If Close fails the region is
+// reopened.
 //
 // REQUIRES: s.ddl is held.
 func (s *Server) closeForChange(hr *hostedRegion, r *region.Region) error {
+	// Flush while the region still serves, as HBase's close pre-flushes:
+	// the close that follows has little left to write, so the region is
+	// out of service only briefly.
+	if err := r.Flush(); err != nil {
+		return mapError(err, hr)
+	}
 	if !hr.r.CompareAndSwap(r, nil) {
 		return ipc.Errorf(ipc.ClassDoNotRetryRegionException, "%s is not OPEN; state=CLOSED", hr.info.EncodedName())
 	}
