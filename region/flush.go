@@ -81,6 +81,11 @@ type FlushResult struct {
 func (r *Region) FlushStores() (FlushResult, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	return r.flushStoresLocked()
+}
+
+// flushStoresLocked is FlushStores with r.flushMu held.
+func (r *Region) flushStoresLocked() (FlushResult, error) {
 	res, retried, err := r.flush()
 	if err == nil && retried {
 		var more FlushResult

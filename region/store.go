@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -151,7 +150,7 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, storeFileSuffix) {
+		if !IsStoreFileName(name) {
 			continue
 		}
 		sf, err := s.openFile(filepath.Join(dir, name))
