@@ -2,7 +2,6 @@ package region
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -173,26 +172,21 @@ func (r *Region) checkpointInto(tmp string) error {
 }
 
 // LinkClosedStoreFiles is LinkStoreFiles for a region that is not open:
-// it links the store files Open would load from regionDir (those its
-// .regioninfo's families hold, without the inputs of a compaction whose
-// output was published before a crash) into dir/<family>/, and syncs
-// them. Nothing in regionDir changes. The caller keeps the region closed
-// meanwhile.
-func LinkClosedStoreFiles(fs FS, regionDir, dir string) ([]FamilyFiles, error) {
-	b, err := vfs.ReadFile(fs, filepath.Join(regionDir, descriptorFile))
-	if err != nil {
-		return nil, errors.Wrapf(err, "region %s: reading %s", regionDir, descriptorFile)
-	}
-	var desc descriptor
-	if err := json.Unmarshal(b, &desc); err != nil {
-		return nil, errors.Mark(errors.Wrapf(err, "region %s: reading %s", regionDir, descriptorFile), ErrCorruption)
-	}
+// it links the store files Open would load from regionDir for the given
+// families (without the inputs of a compaction whose output was published
+// before a crash) into dir/<family>/, and syncs them. A family without a
+// directory has no files. Nothing in regionDir changes; the caller keeps
+// the region closed meanwhile.
+func LinkClosedStoreFiles(fs FS, regionDir, dir string, families []string) ([]FamilyFiles, error) {
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region %s: linking store files into %s", regionDir, dir)
 	}
 	var out []FamilyFiles
-	for _, fam := range desc.Families {
-		ff, err := linkClosedFamily(fs, filepath.Join(regionDir, fam.Name), filepath.Join(dir, fam.Name), fam.Name)
+	for _, fam := range families {
+		if err := (FamilyOptions{Name: fam}).withDefaults().validate(); err != nil {
+			return nil, err
+		}
+		ff, err := linkClosedFamily(fs, filepath.Join(regionDir, fam), filepath.Join(dir, fam), fam)
 		if err != nil {
 			return nil, errors.Wrapf(err, "region %s", regionDir)
 		}

@@ -253,7 +253,7 @@ func TestLinkClosedStoreFiles(t *testing.T) {
 	for _, f := range saved[0].Files {
 		require.NoError(t, DefaultFS.Link(filepath.Join(dir, "inputs", "f", f.Name), filepath.Join(rdir, "f", f.Name)))
 	}
-	got, err := LinkClosedStoreFiles(DefaultFS, rdir, filepath.Join(dir, "snap"))
+	got, err := LinkClosedStoreFiles(DefaultFS, rdir, filepath.Join(dir, "snap"), []string{"g", "f"})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	require.Equal(t, "f", got[0].Family)
