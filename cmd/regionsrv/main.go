@@ -6,6 +6,7 @@
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile` (tool/hfileprint)
 //	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
+//	regionsrv export [--zk HOST:PORT | --dir DATA_DIR] --table T --out DIR [--snapshot S]   # HFiles for completebulkload (tool/export)
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/regionkv/regionkv/tool/export"
 	"github.com/regionkv/regionkv/tool/hfileprint"
 	"github.com/regionkv/regionkv/tool/pe"
 	"github.com/regionkv/regionkv/tool/walprint"
@@ -31,6 +33,15 @@ var commands = []command{
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", hfileprint.Main},
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
+	{"export", "write a table, from a snapshot, as HFiles for HBase's completebulkload, with its descriptor", runExport},
+}
+
+// runExport is `regionsrv export`. SIGINT stops it; what it made (the
+// output directory, a temporary snapshot and table) is removed.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return export.Main(ctx, args, stdout, stderr)
 }
 
 // runPE is `regionsrv pe`. SIGINT ends the run early with the summary of
