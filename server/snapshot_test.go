@@ -417,6 +417,44 @@ func TestSnapshotCrashes(t *testing.T) {
 	require.Greater(t, restoreCuts, 10)
 	require.Greater(t, finished, 0, "some cuts left a restore for the start to finish")
 	t.Logf("restore: %d cuts, %d finished at start", restoreCuts, finished)
+
+	// Cut during a clone: the start has the clone whole, or no such table
+	// and no directory of it.
+	cloneCuts, cloned := 0, 0
+	for n := int64(1); ; n += step {
+		fs, s, m, c, want := setup()
+		require.Empty(t, takeSnapshotRPC(t, m, snapDesc("s0", "ct")))
+		fs.CrashAt(n, crashfs.Mutating, rand.New(rand.NewPCG(uint64(n), 5)))
+		cls := restoreRPC(t, m, "s0", "cl")
+		select {
+		case <-fs.Crashed():
+		default:
+			require.Empty(t, cls)
+			stop(s, m, c)
+			n = -1
+		}
+		if n < 0 {
+			break
+		}
+		cloneCuts++
+		img := fs.Image()
+		stop(s, m, c)
+		s, m, c = reopen(img)
+		if s.tableByName(TableName{"default", "cl"}) != nil {
+			cloned++
+			require.Equal(t, hbasepb.TableState_ENABLED, tableState(t, m, "cl"), "cut %d at %s", n, fs.CrashedAt())
+			require.Equal(t, want, scanTable(t, c, "cl"), "cut %d at %s", n, fs.CrashedAt())
+		} else {
+			_, err := img.Stat(s.tableDir(TableName{"default", "cl"}))
+			require.True(t, os.IsNotExist(err), "cut %d at %s: a clone's directory without a table", n, fs.CrashedAt())
+			require.Empty(t, restoreRPC(t, m, "s0", "cl"), "cut %d: the clone works after the start", n)
+			require.Equal(t, want, scanTable(t, c, "cl"))
+		}
+		require.Equal(t, want, scanTable(t, c, "ct"), "the original is untouched")
+		stop(s, m, c)
+	}
+	require.Greater(t, cloneCuts, 10)
+	t.Logf("clone: %d cuts, clone there after %d", cloneCuts, cloned)
 }
 
 func equalStrings(a, b []string) bool {
