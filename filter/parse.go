@@ -14,7 +14,7 @@ import (
 //
 // A simple expression is a filter name and its arguments in parentheses,
 // separated by commas (or spaces, as HBase allows). Arguments are quoted
-// byte strings ('it''s': a quote is doubled), integers, true or false
+// byte strings ('it”s': a quote is doubled), integers, true or false
 // (any case), and the comparison operators <, <=, =, !=, >=, >. A
 // comparator is a quoted "type:value": binary, binaryprefix, regexstring
 // or substring (the last two only with = and !=). Expressions combine with

@@ -284,4 +284,3 @@ regionsrv shell -e 'COMMANDS', regionsrv shell FILE and standard input run comma
 without a prompt and stop at the first error with exit status 1.
 `)
 }
-

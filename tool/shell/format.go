@@ -244,6 +244,16 @@ var familyReserved = map[string]bool{
 // by bucket of the spread hash, then by insertion order within a bucket.
 // keys are in insertion order.
 func javaHashOrder(keys []string) []string {
+	return hashOrder(keys, func(k string) int32 {
+		h := int32(1) // Bytes.hashCode: WritableComparator.hashBytes
+		for j := 0; j < len(k); j++ {
+			h = 31*h + int32(int8(k[j]))
+		}
+		return h
+	})
+}
+
+func hashOrder(keys []string, hash func(string) int32) []string {
 	capacity := 16
 	for float64(len(keys)) > float64(capacity)*0.75 {
 		capacity *= 2
@@ -251,16 +261,12 @@ func javaHashOrder(keys []string) []string {
 	type kb struct {
 		key    string
 		bucket int
-		seq    int
 	}
 	ks := make([]kb, len(keys))
 	for i, k := range keys {
-		h := int32(1) // Bytes.hashCode: WritableComparator.hashBytes
-		for j := 0; j < len(k); j++ {
-			h = 31*h + int32(int8(k[j]))
-		}
+		h := hash(k)
 		spread := uint32(h) ^ uint32(h)>>16
-		ks[i] = kb{k, int(spread & uint32(capacity-1)), i}
+		ks[i] = kb{k, int(spread & uint32(capacity-1))}
 	}
 	sort.SliceStable(ks, func(i, j int) bool { return ks[i].bucket < ks[j].bucket })
 	out := make([]string, len(ks))
@@ -271,10 +277,22 @@ func javaHashOrder(keys []string) []string {
 }
 
 // familyDefaultOrder is the order in which HBase's builder puts its
-// default values into a new family's map; a family read from a descriptor
-// has those first, then the descriptor's other keys.
-var familyDefaultOrder = javaHashOrder([]string{"BLOOMFILTER", "REPLICATION_SCOPE", "VERSIONS", "MIN_VERSIONS",
+// default values into a new family's map: its DEFAULT_VALUES map (a
+// HashMap of Strings, filled in this order) iterated.
+var familyDefaultOrder = javaStringHashOrder([]string{"BLOOMFILTER", "REPLICATION_SCOPE", "VERSIONS", "MIN_VERSIONS",
 	"COMPRESSION", "TTL", "BLOCKSIZE", "IN_MEMORY", "BLOCKCACHE", "KEEP_DELETED_CELLS", "DATA_BLOCK_ENCODING"})
+
+// javaStringHashOrder is javaHashOrder for a HashMap of Java Strings
+// (String.hashCode), for ASCII keys.
+func javaStringHashOrder(keys []string) []string {
+	return hashOrder(keys, func(k string) int32 {
+		h := int32(0)
+		for j := 0; j < len(k); j++ {
+			h = 31*h + int32(k[j])
+		}
+		return h
+	})
+}
 
 // describeFamily prints a family as HBase's ColumnFamilyDescriptor
 // toString: {NAME => 'f', KEY => 'value', ..., METADATA => {...},
@@ -320,11 +338,7 @@ func describeFamily(name string, attrs, conf map[string]string) string {
 		sb.WriteString("}")
 	}
 	if len(conf) > 0 {
-		keys := make([]string, 0, len(conf))
-		for k := range conf {
-			keys = append(keys, k)
-		}
-		keys = javaHashOrder(sortedKeys(conf))
+		keys := javaStringHashOrder(sortedKeys(conf))
 		sb.WriteString(", CONFIGURATION => {")
 		for i, k := range keys {
 			if i > 0 {

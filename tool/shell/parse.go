@@ -165,7 +165,8 @@ type token struct {
 	kind  tokenKind
 	pos   Pos
 	off   int    // byte offset
-	text  string // identifier, number or the character
+	text  string // identifier, number (as base:digits) or the character
+	raw   string // the number as written
 	bytes []byte // a string literal's value
 	// spaceBefore is set when whitespace precedes the token on its line.
 	spaceBefore bool
@@ -180,7 +181,7 @@ func (t token) describe() string {
 	case tString:
 		return "string literal"
 	case tInt, tFloat:
-		return "number " + t.text
+		return "number " + t.raw
 	case tIdent, tConst:
 		return "'" + t.text + "'"
 	}
@@ -300,7 +301,7 @@ func (lx *lexer) number(t token) (token, error) {
 		lx.bump()
 	}
 	text := lx.src[start:lx.off]
-	t.text = text
+	t.text, t.raw = text, text
 	clean := strings.ReplaceAll(text, "_", "")
 	if strings.HasSuffix(text, "_") || strings.Contains(text, "__") {
 		return t, &SyntaxError{Pos: t.pos, Msg: fmt.Sprintf("trailing '_' in number %s", text)}
