@@ -117,12 +117,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	case interactive:
 		return sh.interactiveLoop()
 	default:
-		b, err := io.ReadAll(bufio.NewReader(stdin))
-		if err != nil {
-			fmt.Fprintf(stderr, "regionsrv shell: reading standard input: %v\n", err)
-			return exitFailure
-		}
-		return sh.RunScript("stdin", string(b))
+		return sh.RunStream("stdin", stdin)
 	}
 }
 
@@ -189,6 +184,53 @@ func (s *Shell) RunScript(name, src string) int {
 			return exitFailure
 		}
 		if s.exit {
+			break
+		}
+	}
+	return exitOK
+}
+
+// RunStream runs commands as they arrive on r (standard input piped in),
+// each as soon as its statement is complete, as HBase's shell reads a pipe;
+// it stops at the first error with exit status 1.
+func (s *Shell) RunStream(name string, r io.Reader) int {
+	br := bufio.NewReader(r)
+	var pending strings.Builder
+	line, startLine := 0, 1
+	for !s.exit {
+		text, rerr := br.ReadString('\n')
+		if rerr != nil && rerr != io.EOF {
+			fmt.Fprintf(s.errOut, "regionsrv shell: reading %s: %v\n", name, rerr)
+			return exitFailure
+		}
+		if text != "" {
+			line++
+			pending.WriteString(text)
+		}
+		eof := rerr == io.EOF
+		stmts, err := Parse(pending.String())
+		var se *SyntaxError
+		if errors.As(err, &se) && se.Incomplete && !eof {
+			continue
+		}
+		if err != nil {
+			if se != nil {
+				se.Pos.Line += startLine - 1
+			}
+			fmt.Fprintf(s.errOut, "%s: %v\n", name, err)
+			return exitFailure
+		}
+		pending.Reset()
+		startLine = line + 1
+		for _, st := range stmts {
+			if err := s.Exec(st); err != nil {
+				return exitFailure
+			}
+			if s.exit {
+				break
+			}
+		}
+		if eof {
 			break
 		}
 	}

@@ -376,12 +376,27 @@ func TestShellErrors(t *testing.T) {
 		require.Equal(t, tc.stderr, errOut, tc.script)
 		require.NotContains(t, out, "never", "%s: the command after the error ran", tc.script)
 	}
+	// Piped in, the commands before a syntax error run (as they arrive),
+	// and the error names the line of the whole input.
+	code, out, errOut := runShell(t, "list 'se'\nget 'se',\n 'r'\nscan 'se', {LIMIT => }\nlist 'never'\n")
+	require.Equal(t, 1, code)
+	require.Equal(t, "stdin: SyntaxError: line 4, column 22: unexpected '}', expecting a value\n", errOut)
+	require.Contains(t, out, "=> [\"se\"]")
+	require.Contains(t, out, "COLUMN  CELL\n")
+	require.NotContains(t, out, "never")
+	// A statement left open at the end of the input is an error too.
+	code, _, errOut = runShell(t, "list 'se'\nget 'se',")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "stdin: SyntaxError: line 2, column 10: unexpected end of input")
+
 	// A file that does not exist, a cluster that cannot be reached.
-	code, _, errOut := runShell(t, "", filepath.Join(t.TempDir(), "none.rb"))
+	code, _, errOut = runShell(t, "", filepath.Join(t.TempDir(), "none.rb"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "no such file")
-	var out, errBuf bytes.Buffer
-	require.Equal(t, 2, Main(context.Background(), []string{"-e", "list", "file.rb"}, strings.NewReader(""), &out, &errBuf))
+	var outBuf, errBuf bytes.Buffer
+	require.Equal(t, 1, Main(context.Background(), []string{"--zk", "127.0.0.1:1", "-e", "list"}, strings.NewReader(""), &outBuf, &errBuf))
+	require.Contains(t, errBuf.String(), "regionsrv shell: cannot reach the cluster through ZooKeeper at 127.0.0.1:1")
+	require.Equal(t, 2, Main(context.Background(), []string{"-e", "list", "file.rb"}, strings.NewReader(""), &outBuf, &errBuf))
 }
 
 // TestShellHelp: help lists the groups and their commands, help 'cmd' a
