@@ -125,15 +125,25 @@ func ReadSnapshot(fs region.FS, dataDir, name string) (*Snapshot, error) {
 		known[f.Name] = true
 	}
 	var prevEnd []byte
-	for i, rm := range sn.Manifest.GetRegionManifests() {
+	rms := sn.Manifest.GetRegionManifests()
+	if len(rms) == 0 {
+		return nil, corrupt("no regions")
+	}
+	for i, rm := range rms {
 		ri, err := regionInfoFromPB(rm.GetRegionInfo())
 		if err != nil || ri.Table != sn.Table {
 			return nil, corrupt("region %d is not of table %s", i, sn.Table)
 		}
-		if i > 0 && !bytes.Equal(ri.StartKey, prevEnd) {
+		// The regions cover the table's keys, in order, once.
+		if !bytes.Equal(ri.StartKey, prevEnd) {
 			return nil, corrupt("region %d does not start where region %d ends", i, i-1)
 		}
-		prevEnd = ri.EndKey
+		if prevEnd = ri.EndKey; len(prevEnd) == 0 && i != len(rms)-1 {
+			return nil, corrupt("region %d ends the table but is not the last", i)
+		}
+		if i == len(rms)-1 && len(prevEnd) != 0 {
+			return nil, corrupt("the last region does not end the table")
+		}
 		for _, ff := range rm.GetFamilyFiles() {
 			if !known[string(ff.GetFamilyName())] {
 				return nil, corrupt("region %s: family %q is not in the descriptor", ri.EncodedName(), ff.GetFamilyName())
@@ -283,6 +293,9 @@ func (s *Server) buildSnapshot(t *table, desc *hbasepb.SnapshotDescription, dir 
 	}
 	manifest := &hbasepb.SnapshotDataManifest{TableSchema: t.schema()}
 	for _, hr := range t.regions {
+		if hr.info.Offline {
+			continue // not serving: its keys are its successors'
+		}
 		dst := filepath.Join(dir, snapshotFilesName, hr.info.EncodedName())
 		var ffs []region.FamilyFiles
 		var err error
@@ -428,21 +441,22 @@ func (s *Server) restoreOrClone(desc *hbasepb.SnapshotDescription) error {
 	if err := checkSnapshotName(name); err != nil {
 		return err
 	}
-	if desc.Table == nil {
-		return ipc.Errorf(ipc.ClassRestoreSnapshotException, "restore of snapshot %s names no table", name)
-	}
-	target, err := ParseTableName(desc.GetTable())
-	if err != nil {
-		return err
-	}
-	if target.System() {
-		return ipc.Errorf(ipc.ClassRestoreSnapshotException, "cannot restore or clone snapshot %s into system table %s", name, target)
-	}
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
 	sn, err := ReadSnapshot(s.fs, s.cfg.DataDir, name)
 	if err != nil {
 		return err
+	}
+	// HBase's clients always name the target; without one, the
+	// snapshot's own table is meant.
+	target := sn.Table
+	if desc.Table != nil {
+		if target, err = ParseTableName(desc.GetTable()); err != nil {
+			return err
+		}
+	}
+	if target.System() {
+		return ipc.Errorf(ipc.ClassRestoreSnapshotException, "cannot restore or clone snapshot %s into system table %s", name, target)
 	}
 	if sn.expired(time.Now()) {
 		return ipc.Errorf(ipc.ClassSnapshotTTLExpiredException, "TTL for snapshot '%s' has already expired.", name)

@@ -468,3 +468,61 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestSnapshotDamaged: a damaged or hostile manifest is refused with
+// CorruptedSnapshotException before anything changes (no path outside the
+// snapshot is ever linked), and a damaged description leaves the snapshot
+// out of the listing without failing it.
+func TestSnapshotDamaged(t *testing.T) {
+	dir := t.TempDir()
+	s := testServer(t, dir, nil)
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "dm")
+	put(t, c, "dm", "a", "v")
+	for _, n := range []string{"good", "bad-name", "bad-family", "bad-regions", "garbage", "bad-info"} {
+		require.Empty(t, takeSnapshotRPC(t, m, snapDesc(n, "dm")))
+	}
+	root := filepath.Join(dir, snapshotRootName)
+	edit := func(name string, fn func(*hbasepb.SnapshotDataManifest)) {
+		p := filepath.Join(root, name, snapshotManifestName)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		man := &hbasepb.SnapshotDataManifest{}
+		require.NoError(t, proto.Unmarshal(b, man))
+		fn(man)
+		b, err = proto.Marshal(man)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+	}
+	edit("bad-name", func(man *hbasepb.SnapshotDataManifest) {
+		ff := man.RegionManifests[0].FamilyFiles[0]
+		ff.StoreFiles = append(ff.StoreFiles, &hbasepb.SnapshotRegionManifest_StoreFile{Name: proto.String("../../../../etc/passwd")})
+	})
+	edit("bad-family", func(man *hbasepb.SnapshotDataManifest) {
+		man.RegionManifests[0].FamilyFiles[0].FamilyName = []byte("../x")
+	})
+	edit("bad-regions", func(man *hbasepb.SnapshotDataManifest) {
+		man.RegionManifests[0].RegionInfo.EndKey = []byte("m")
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(root, "garbage", snapshotManifestName), []byte("\xff\xff garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "bad-info", snapshotInfoName), []byte("\xff\xff garbage"), 0o644))
+	for _, n := range []string{"bad-name", "bad-family", "bad-regions", "garbage"} {
+		require.Equal(t, ipc.ClassCorruptedSnapshotException, restoreRPC(t, m, n, "dmclone-"+n), n)
+		require.Nil(t, s.tableByName(TableName{"default", "dmclone-" + n}))
+		_, err := os.Stat(filepath.Join(dir, "data", "default", "dmclone-"+n))
+		require.True(t, os.IsNotExist(err), "%s: nothing made", n)
+	}
+	var names []string
+	for _, d := range listSnapshotsRPC(t, m) {
+		names = append(names, d.GetName())
+	}
+	require.NotContains(t, names, "bad-info")
+	require.Contains(t, names, "good")
+	require.Empty(t, restoreRPC(t, m, "good", "dmclone"))
+	require.Equal(t, []string{"a=v"}, scanTable(t, c, "dmclone"))
+	// A restore request without a table restores into the snapshot's own.
+	disable(t, m, "dm")
+	require.Empty(t, runProcedure(t, m, "RestoreSnapshot", &hbasepb.RestoreSnapshotRequest{Snapshot: snapDesc("good", "")},
+		&hbasepb.RestoreSnapshotResponse{}))
+}
