@@ -52,7 +52,8 @@ func IsStoreFileName(name string) bool {
 // links stay what they were when taken, whatever the region does next: a
 // compaction removes its inputs' names in the store, not the links. This
 // is how snapshots keep a table's files (HBase keeps them with HFileLinks
-// and an archive instead).
+// and an archive instead). A store file that is not a plain one
+// (IsStoreFileName) is refused rather than linked.
 func (r *Region) LinkStoreFiles(dir string, flush bool) ([]FamilyFiles, error) {
 	r.adminMu.Lock()
 	defer r.adminMu.Unlock()
@@ -102,6 +103,13 @@ func (s *Store) linkFiles(dst string) (FamilyFiles, error) {
 	s.mu.RLock()
 	for _, f := range s.files {
 		name := filepath.Base(f.Path)
+		if !IsStoreFileName(name) {
+			// A file that reads another's (a split's reference) would
+			// not read the same where it is linked: refuse rather than
+			// keep a copy that is not the region's data.
+			s.mu.RUnlock()
+			return ff, errors.Newf("store file %s of %s is not a plain store file; it cannot be linked", name, s.name)
+		}
 		if err := s.fs.Link(f.Path, filepath.Join(dst, name)); err != nil {
 			s.mu.RUnlock()
 			return ff, errors.Wrapf(err, "linking store file %s of %s", name, s.name)
@@ -175,8 +183,9 @@ func (r *Region) checkpointInto(tmp string) error {
 // it links the store files Open would load from regionDir for the given
 // families (without the inputs of a compaction whose output was published
 // before a crash) into dir/<family>/, and syncs them. A family without a
-// directory has no files. Nothing in regionDir changes; the caller keeps
-// the region closed meanwhile.
+// directory has no files; an entry that is not a plain store file is an
+// error. Nothing in regionDir changes; the caller keeps the region closed
+// meanwhile.
 func LinkClosedStoreFiles(fs FS, regionDir, dir string, families []string) ([]FamilyFiles, error) {
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region %s: linking store files into %s", regionDir, dir)
@@ -216,7 +225,9 @@ func linkClosedFamily(fs FS, src, dst, family string) (FamilyFiles, error) {
 	replaced := map[string]bool{}
 	for _, name := range names {
 		if !IsStoreFileName(name) {
-			continue
+			// Flushes and compactions write elsewhere and rename their
+			// files in: anything else here is data this cannot keep.
+			return ff, errors.Newf("family %s holds %s, which is not a plain store file; it cannot be linked", family, name)
 		}
 		size, inputs, err := compactionInputs(fs, filepath.Join(src, name))
 		if err != nil {
