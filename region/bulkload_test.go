@@ -419,3 +419,35 @@ func requireIs(t testing.TB, err, target error) {
 	require.Error(t, err)
 	require.True(t, errors.Is(err, target), "want %v in the chain of %+v", target, err)
 }
+
+// TestBulkLoadCompactionEventIgnored: a loaded file that a compaction in
+// another store wrote names that store's inputs (COMPACTION_EVENT_KEY);
+// they are not this store's files, even where the names match.
+func TestBulkLoadCompactionEventIgnored(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	r := openTest(t, dir, nil)
+	require.NoError(t, r.Put(NewPut(b("a")).Add(fam, b("q"), b("mine"))))
+	require.NoError(t, r.Flush())
+	mine := filepath.Base(r.Store("f").Files()[0].Path)
+	p := filepath.Join(src, "x")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	w, err := hfile.NewWriter(f, hfile.WriterOptions{})
+	require.NoError(t, err)
+	kv := encoding.KeyValue{Row: b("z"), Family: fam, Qualifier: b("q"), Timestamp: 1, Type: encoding.TypePut, Value: b("theirs")}
+	require.NoError(t, w.Append(&kv))
+	tracker := append([]byte(encoding.PBMagic), 0x0a, byte(len(mine)))
+	require.NoError(t, w.SetFileInfo(fileInfoCompactionEvent, append(tracker, mine...)))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+	_, err = r.BulkLoadHFiles(context.Background(), []BulkLoadFile{{Family: "f", Path: p}}, BulkLoadOptions{})
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	r = openTest(t, dir, nil)
+	defer r.Close()
+	require.Equal(t, "mine", string(getValue(t, r, "a", "f", "q")))
+	require.Equal(t, "theirs", string(getValue(t, r, "z", "f", "q")))
+	_, err = os.Stat(filepath.Join(dir, "f", mine))
+	require.NoError(t, err)
+}

@@ -356,6 +356,11 @@ func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key)
 func (s *Store) removeCompactedInputs() error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
+		if f.BulkLoaded {
+			// Its compaction, if any, was another store's: the files it
+			// names are not ours.
+			continue
+		}
 		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
 		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
 			continue

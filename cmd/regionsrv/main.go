@@ -6,6 +6,7 @@
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile` (tool/hfileprint)
 //	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
+//	regionsrv bulkload [--zk HOST:PORT] [--copy] DIR TABLE     # like `hbase completebulkload` (tool/bulkload)
 package main
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/regionkv/regionkv/tool/bulkload"
 	"github.com/regionkv/regionkv/tool/hfileprint"
 	"github.com/regionkv/regionkv/tool/pe"
 	"github.com/regionkv/regionkv/tool/walprint"
@@ -31,6 +33,15 @@ var commands = []command{
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", hfileprint.Main},
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
+	{"bulkload", "load a directory of HFiles (DIR/<family>/<hfile>) into a table, splitting them at its regions (like `hbase completebulkload`)", runBulkLoad},
+}
+
+// runBulkLoad is `regionsrv bulkload`; SIGINT stops it between steps (the
+// files not yet loaded stay in DIR).
+func runBulkLoad(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return bulkload.Main(ctx, args, stdout, stderr)
 }
 
 // runPE is `regionsrv pe`. SIGINT ends the run early with the summary of

@@ -38,6 +38,8 @@ func TestDispatch(t *testing.T) {
 		{[]string{"wal"}, 2, "usage: regionsrv wal [-p] FILE|DIR"},
 		{[]string{"pe"}, 2, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
 		{[]string{"pe", "--help"}, 0, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
+		{[]string{"bulkload"}, 2, "usage: regionsrv bulkload [--zk HOST:PORT]"},
+		{[]string{"bulkload", "-D", "nosuch=1", "dir", "table"}, 2, `unknown property "nosuch"`},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)
