@@ -281,4 +281,3 @@ func TestSplitHFile(t *testing.T) {
 	_, err := os.Stat(bottom)
 	require.True(t, os.IsNotExist(err), "a failed split leaves no halves")
 }
-
