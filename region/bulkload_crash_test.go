@@ -154,8 +154,11 @@ func TestBulkLoadPowerLoss(t *testing.T) {
 		if !crashed {
 			require.NoError(t, err)
 			require.NoError(t, r.Close())
-			t.Logf("cycles=%d (every %d file operation of the load) loaded=%d cut at %v", cycles, step, loadedCycles, cuts)
-			require.Greater(t, cycles, 20)
+			t.Logf("cycles=%d over the load's %d file operations (every %d, %d times each) loaded=%d cut at %v",
+				cycles, n-1, step, reps, loadedCycles, cuts)
+			require.Greater(t, n, int64(30), "the load makes more file operations than that")
+			require.Positive(t, loadedCycles, "no cut landed after the load committed")
+			require.Less(t, loadedCycles, cycles, "no cut landed before the load committed")
 			return
 		}
 		cycles++
