@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -280,4 +281,112 @@ func TestSplitHFile(t *testing.T) {
 	require.ErrorContains(t, SplitHFile(src, []byte("a"), bottom, top, 0), "bottom half empty")
 	_, err := os.Stat(bottom)
 	require.True(t, os.IsNotExist(err), "a failed split leaves no halves")
+}
+
+// scanAll returns every version of every cell of table, one string each.
+func scanAll(t *testing.T, c *client.Client, table string) []string {
+	t.Helper()
+	sc := c.Scan(&client.Scan{Table: table, MaxVersions: 10})
+	defer sc.Close()
+	var out []string
+	for {
+		res, err := sc.Next(context.Background())
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		for _, kv := range res.Cells {
+			out = append(out, fmt.Sprintf("%s/%s:%s/%d/%s", kv.Row, kv.Family, kv.Qualifier, kv.Timestamp, kv.Value))
+		}
+	}
+}
+
+// TestBulkLoadStoreFilesBetweenServers moves a table between two servers
+// by their store files, as `regionsrv export` then `regionsrv bulkload`
+// do: server A's flushed files (versions and delete markers among them,
+// several per store) loaded into a table of server B split elsewhere give
+// identical scans.
+func TestBulkLoadStoreFilesBetweenServers(t *testing.T) {
+	cl := startCluster(t) // A
+	cfgB := server.Config{DataDir: t.TempDir(), Port: server.FreePort, InfoPort: -1, ZKQuorum: cl.zk.Addr(), ZKRoot: "/b",
+		Logger: slog.New(slog.DiscardHandler)}
+	srvB, err := server.Start(cfgB)
+	require.NoError(t, err)
+	defer srvB.Shutdown(context.Background())
+	cB, err := client.New(context.Background(), client.Options{ZKQuorum: cl.zk.Addr(), ZKRoot: "/b", Timeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer cB.Close()
+	ctx := context.Background()
+	fams := []client.Family{{Name: "cf", Attributes: map[string]string{"VERSIONS": "3", "COMPRESSION": "GZ"}},
+		{Name: "cf2", Attributes: map[string]string{"DATA_BLOCK_ENCODING": "FAST_DIFF"}}}
+	require.NoError(t, cl.c.CreateTable(ctx, client.TableDescriptor{Name: "src", Families: fams}, [][]byte{[]byte("h"), []byte("q")}))
+	require.NoError(t, cB.CreateTable(ctx, client.TableDescriptor{Name: "dst", Families: fams},
+		[][]byte{[]byte("d"), []byte("m"), []byte("t")}))
+	all := rows('a', 'z', 8)
+	for gen := int64(1); gen <= 3; gen++ {
+		for i, row := range all {
+			m := client.NewPut("src", []byte(row)).AddAt([]byte("cf"), []byte("q"), 1000*gen, []byte(fmt.Sprintf("%s-v%d", row, gen)))
+			if gen == 1 || i%3 == 0 {
+				m.AddAt([]byte("cf2"), []byte(fmt.Sprintf("c%d", i%4)), 1000*gen, []byte(row))
+			}
+			_, err := cl.c.Mutate(ctx, m)
+			require.NoError(t, err)
+		}
+		if gen == 2 {
+			for i, row := range all {
+				if i%7 == 0 {
+					_, err := cl.c.Mutate(ctx, client.NewDelete("src", []byte(row)).DeleteColumns([]byte("cf"), []byte("q"), 1500))
+					require.NoError(t, err)
+				}
+				if i%11 == 0 {
+					_, err := cl.c.Mutate(ctx, client.NewDelete("src", []byte(row)).DeleteFamily([]byte("cf2"), 2500))
+					require.NoError(t, err)
+				}
+			}
+		}
+		require.NoError(t, cl.c.FlushTable(ctx, "src"))
+	}
+	want := scanAll(t, cl.c, "src")
+	require.NotEmpty(t, want)
+
+	dir := t.TempDir()
+	regions, err := cl.c.Regions(ctx, "src")
+	require.NoError(t, err)
+	n := 0
+	for _, r := range regions {
+		for _, fam := range []string{"cf", "cf2"} {
+			files, err := cl.c.StoreFiles(ctx, r.Name, fam)
+			require.NoError(t, err)
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, fam), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, fam, filepath.Base(f)), b, 0o644))
+				n++
+			}
+		}
+	}
+	require.Greater(t, n, 6, "several files per store")
+	res, err := Run(ctx, cB, Options{Dir: dir, Table: "dst"})
+	require.NoError(t, err)
+	require.Positive(t, res.Splits)
+	require.Equal(t, want, scanAll(t, cB, "dst"))
+	// And after B restarts and compacts.
+	require.NoError(t, srvB.Shutdown(ctx))
+	srvB, err = server.Start(cfgB)
+	require.NoError(t, err)
+	defer srvB.Shutdown(ctx)
+	cB.Close() // the restarted server listens on another port
+	cB, err = client.New(ctx, client.Options{ZKQuorum: cl.zk.Addr(), ZKRoot: "/b", Timeout: 20 * time.Second})
+	require.NoError(t, err)
+	regionsB, err := cB.Regions(ctx, "dst")
+	require.NoError(t, err)
+	for _, r := range regionsB {
+		require.NoError(t, cB.CompactRegion(ctx, r.Name, true))
+	}
+	require.Eventually(t, func() bool {
+		st, err := cB.TableCompactionState(ctx, "dst")
+		return err == nil && st == client.CompactionNone
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, want, scanAll(t, cB, "dst"))
 }
