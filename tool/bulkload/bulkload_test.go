@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,31 +20,66 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cluster is a ZooKeeper and a server for a test.
+// cluster is a ZooKeeper and a server, shared by the package's tests
+// (each uses tables of its own), started on first use and stopped by
+// TestMain.
 type cluster struct {
 	zk  *zkserver.Server
 	srv *server.Server
 	c   *client.Client
+	dir string
 }
 
+var shared struct {
+	once sync.Once
+	cl   *cluster
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cl := shared.cl; cl != nil {
+		cl.c.Close()
+		cl.srv.Shutdown(context.Background())
+		cl.zk.Stop()
+		os.RemoveAll(cl.dir)
+	}
+	os.Exit(code)
+}
+
+// startCluster returns the shared cluster. Without ZooKeeper the test is
+// skipped, or fails if REGIONKV_REQUIRE_ZOOKEEPER is set.
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
-	zk, err := zkserver.Start(context.Background(), zkserver.Config{Dir: t.TempDir()})
-	if err != nil {
-		if os.Getenv("REGIONKV_REQUIRE_ZOOKEEPER") != "" {
-			t.Fatal(err)
+	shared.once.Do(func() {
+		cl := &cluster{}
+		if cl.dir, shared.err = os.MkdirTemp("", "regionkv-bulkload-test-"); shared.err != nil {
+			return
 		}
-		t.Skip(err)
+		if cl.zk, shared.err = zkserver.Start(context.Background(), zkserver.Config{Dir: filepath.Join(cl.dir, "zk")}); shared.err != nil {
+			return
+		}
+		cl.srv, shared.err = server.Start(server.Config{DataDir: filepath.Join(cl.dir, "data"), Port: server.FreePort, InfoPort: -1,
+			ZKQuorum: cl.zk.Addr(), Logger: slog.New(slog.DiscardHandler)})
+		if shared.err != nil {
+			cl.zk.Stop()
+			return
+		}
+		cl.c, shared.err = client.New(context.Background(), client.Options{ZKQuorum: cl.zk.Addr(), Timeout: 20 * time.Second})
+		if shared.err != nil {
+			cl.srv.Shutdown(context.Background())
+			cl.zk.Stop()
+			return
+		}
+		shared.cl = cl
+	})
+	if shared.err != nil {
+		if os.Getenv("REGIONKV_REQUIRE_ZOOKEEPER") != "" {
+			t.Fatal(shared.err)
+		}
+		t.Skip(shared.err)
 	}
-	t.Cleanup(func() { zk.Stop() })
-	srv, err := server.Start(server.Config{DataDir: t.TempDir(), Port: server.FreePort, InfoPort: -1, ZKQuorum: zk.Addr(),
-		Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	c, err := client.New(context.Background(), client.Options{ZKQuorum: zk.Addr(), Timeout: 20 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return &cluster{zk: zk, srv: srv, c: c}
+	return shared.cl
 }
 
 func (cl *cluster) createTable(t *testing.T, name string, splits ...string) {
