@@ -134,6 +134,9 @@ func (r *Region) BulkLoadHFiles(ctx context.Context, files []BulkLoadFile, o Bul
 	if r.meta {
 		return BulkLoadResult{}, invalidArgf("region %s: hbase:meta takes no bulk loads", r.name())
 	}
+	if r.bulkLoadStuck.Load() {
+		return BulkLoadResult{}, errStuck(r)
+	}
 	staged, err := r.checkBulkLoad(files)
 	if err != nil {
 		return BulkLoadResult{}, err
@@ -181,6 +184,11 @@ func (r *Region) BulkLoadHFiles(ctx context.Context, files []BulkLoadFile, o Bul
 		return BulkLoadResult{}, errors.Wrapf(err, "region %s: bulk load", r.name())
 	}
 	return r.commitBulkLoad(staged)
+}
+
+// errStuck refuses a bulk load after one that could not be undone.
+func errStuck(r *Region) error {
+	return errors.Newf("region %s: a failed bulk load could not be undone; it completes when the region opens again, and no other can run before", r.name())
 }
 
 // name is how errors name the region.
@@ -391,7 +399,7 @@ func (r *Region) commitBulkLoad(staged []stagedFile) (BulkLoadResult, error) {
 		return BulkLoadResult{}, ErrClosed
 	}
 	if r.bulkLoadStuck.Load() {
-		return BulkLoadResult{}, errors.Newf("region %s: a failed bulk load could not be undone; it completes when the region opens again, and no other can run before", r.name())
+		return BulkLoadResult{}, errStuck(r)
 	}
 	set := r.storeSet()
 	for _, sf := range staged {
