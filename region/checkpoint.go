@@ -32,7 +32,8 @@ type LinkedFile struct {
 // is not read. Code that lists store directories (snapshots, tools) goes
 // through it rather than assuming a naming scheme.
 func IsStoreFileName(name string) bool {
-	return len(name) > len(storeFileSuffix) && name[len(name)-len(storeFileSuffix):] == storeFileSuffix
+	_, ok := parseStoreFileName(name)
+	return ok
 }
 
 // LinkStoreFiles hard-links every store file of the region into
@@ -63,7 +64,7 @@ func (r *Region) LinkStoreFiles(dir string, flush bool) ([]FamilyFiles, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	if flush {
-		if _, err := r.flushStoresLocked(); err != nil {
+		if _, err := r.flushLocked(); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +169,7 @@ func (r *Region) checkpointInto(tmp string) error {
 	}
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	if _, err := r.flushStoresLocked(); err != nil {
+	if _, err := r.flushLocked(); err != nil {
 		return err
 	}
 	if _, err := r.linkFilesLocked(tmp); err != nil {
@@ -232,6 +233,11 @@ func linkClosedFamily(fs FS, src, dst, family string) (FamilyFiles, error) {
 		size, inputs, err := compactionInputs(fs, filepath.Join(src, name))
 		if err != nil {
 			return ff, err
+		}
+		if bulkSeq, _ := parseStoreFileName(name); bulkSeq > 0 {
+			// A bulk-loaded file's compaction, if any, was another
+			// store's (as removeCompactedInputs judges it).
+			inputs = nil
 		}
 		for _, in := range inputs {
 			if in != name {
