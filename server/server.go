@@ -606,11 +606,6 @@ func (s *Server) metaTableStatePut(t TableName, st hbasepb.TableState_State) *re
 	return region.NewPut([]byte(t.String())).Add(famTable, colState, marshalPBUF(&hbasepb.TableState{State: st.Enum()}))
 }
 
-// putRegionInfo writes a region's info:regioninfo row.
-func (s *Server) putRegionInfo(hr *hostedRegion) error {
-	return s.metaPut(region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())))
-}
-
 // putRegionLocation records that this server serves hr.
 func (s *Server) putRegionLocation(hr *hostedRegion, seq uint64) error {
 	p := region.NewPut(hr.name).
