@@ -2,13 +2,11 @@ package region
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -177,7 +175,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	if out != nil {
 		kept = append(kept, out)
 	}
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].MaxSeq < kept[j].MaxSeq })
+	sortFiles(kept)
 	s.files = kept
 	s.mu.Unlock()
 	for _, f := range files {
@@ -233,6 +231,11 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		fsc := scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
 		if in.ref != nil {
 			fsc.SetRowBounds(in.ref.lo, in.ref.hi)
+		}
+		if in.BulkLoaded {
+			// The output keeps the load's sequence id in its cells: it is
+			// not a bulk-loaded file, so its cells read as written.
+			fsc.SetSeqNum(in.MaxSeq)
 		}
 		audits[i] = newAuditScanner(fsc, s.cmp, in)
 		scanners[i] = audits[i]
@@ -356,36 +359,20 @@ func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key)
 func (s *Store) removeCompactedInputs(refs []string) error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
-		if f.ref != nil {
-			continue // the parent's file info speaks of the parent's files
-		}
-		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
-		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
+		if f.ref != nil || f.BulkLoaded {
+			// A reference's file info (the parent's file's) speaks of the
+			// parent's files; a bulk-loaded file's compaction, if any, was
+			// another store's: the files either names are not ours.
 			continue
 		}
-		b := v[len(encoding.PBMagic):]
-		for len(b) > 0 {
-			num, typ, n := protowire.ConsumeTag(b)
-			if n < 0 {
-				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
+		names, err := parseCompactionEvent(f.Reader.FileInfo()[fileInfoCompactionEvent], f.Path)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if name != filepath.Base(f.Path) {
+				gone[name] = true
 			}
-			b = b[n:]
-			if num == 1 && typ == protowire.BytesType {
-				name, n := protowire.ConsumeString(b)
-				if n < 0 {
-					return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
-				}
-				b = b[n:]
-				if name != filepath.Base(f.Path) {
-					gone[name] = true
-				}
-				continue
-			}
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
-			}
-			b = b[n:]
 		}
 	}
 	for _, name := range refs {

@@ -100,7 +100,7 @@
 //
 // # Splits and merges
 //
-// A region does not know its key range; its owner (regionsrv) splits it.
+// A region's owner (regionsrv) decides when it splits.
 // SplitPoint returns HBase's best split row (the mid-key row of the largest
 // file of the largest store). CreateReferences writes, for a closed parent,
 // a new region directory of HBase Reference files: a daughter that reads
@@ -113,6 +113,72 @@
 // write it acknowledged. Options.StoreFilesChanged tells the owner after
 // each flush and compaction, to check its split policy.
 //
+// # Checkpoints
+//
+// Checkpoint(dir) writes a consistent, openable copy of the region into a
+// new directory, as Pebble's Checkpoint does: it flushes the memstores (so
+// the copy holds every write acknowledged before the call, and of the
+// writes made during it each wholly or not at all) and hard-links the
+// store files with the region's .regioninfo. Open(dir, Options{}) opens the
+// copy as a region of its own; writes to either never reach the other.
+// Store files are never changed once written, so the copy costs no space
+// until the region's compactions remove their own names of the files it
+// shares. dir must not exist and must be on the region's filesystem; a
+// crash during the call leaves either the whole checkpoint or none.
+//
+//	if err := r.Checkpoint("/backups/region-2026-05-01"); err != nil { ... }
+//	c, err := region.Open("/backups/region-2026-05-01", region.Options{})
+//
+// LinkStoreFiles is the step a checkpoint is made of, for callers that
+// keep the list of files themselves (the server's table snapshots):
+// it links the store files of every family into a directory, flushing first
+// if asked, and returns them. LinkClosedStoreFiles does the same for a
+// region that is not open; IsStoreFileName tells store files from other
+// entries of a family's directory.
+//
+// # Bulk load
+//
+// BulkLoadHFiles makes HFiles written elsewhere (by HBase's
+// HFileOutputFormat2, by an HBase region server, by `regionsrv bulkload`'s
+// splits, by hfile.Writer) store files of the region, as HBase's
+// HRegion.bulkLoadHFiles does:
+//
+//	_, err := r.BulkLoadHFiles(ctx, []region.BulkLoadFile{
+//		{Family: "f", Path: "/data/out/f/part-0"},
+//		{Family: "g", Path: "/data/out/g/part-0"},
+//	}, region.BulkLoadOptions{})
+//
+// Every file is checked before anything changes: it must be an HFile (v3,
+// or v2 as HBase 1 writes them; its own compression, encoding, bloom filter
+// and block size, whatever the family's), read to its end without a bad
+// checksum, with cells sorted, all of the family it goes into, and rows
+// inside [Options.StartKey, Options.EndKey) (ErrWrongRegion, HBase's "Bulk
+// load file ... does not fit inside region ...": split the file at the
+// boundary). The family must exist (ErrNoSuchFamily); a file that cannot be
+// a store file is ErrInvalidHFile, a damaged one ErrCorruption.
+//
+// Then the memstores are flushed and the load takes a sequence id N above
+// every write before it and below every write after it; each file moves
+// (or, with BulkLoadOptions.CopyFiles or from another filesystem, is
+// copied) into its store as <32 hex digits>_SeqId_N_, HBase's name. A
+// bulk-loaded file's cells keep their timestamps, and read as written at N
+// whatever sequence ids the file records (HBase's BULKLOAD handling): where
+// a loaded cell and another share row, column, timestamp and type, the one
+// written later wins, the load's over what was there and writes after the
+// load over the load's; delete markers mask by timestamp as always.
+// Compactions keep N in the cells they rewrite. Readers see the whole load,
+// in every family, or none of it; writes wait only while the files are
+// published. Stats().BulkLoadedFiles counts the files. A BULK_LOAD marker
+// (a BulkLoadDescriptor, as HBase writes) goes into the WAL; replay skips
+// it.
+//
+// A load commits by writing <dir>/.bulkload, which names every file's
+// source and destination, before the first file moves; Open moves in what a
+// crash left out, so after a crash the load is there whole or, if the crash
+// came before that record, not at all with every source file where it was.
+// A load that fails in an open region undoes itself and leaves its files
+// where they were.
+//
 // # Errors
 //
 // Errors carry where they happened (region, file, offset) and keep their
@@ -123,6 +189,8 @@
 //     an unsupported family option). Do not retry.
 //   - ErrNoSuchFamily: a mutation or read names an unknown family.
 //   - ErrFamilyExists: AddFamily of a family the region has.
+//   - ErrWrongRegion, ErrInvalidHFile: a bulk-loaded file does not fit the
+//     region, or cannot be a store file (see Bulk load).
 //   - ErrCorruption: data on disk is damaged (a store file's checksum or
 //     structure, .regioninfo). A read of a damaged block fails with it
 //     rather than return what the block seems to hold.
@@ -156,7 +224,9 @@
 //	<dir>/<family>/*.hfile   published store files (HFile v3)
 //	<dir>/<family>/<file>.<parent>  a Reference to a parent region's store file
 //	                         (a split's or merge's region, until compacted)
-//	<dir>/.tmp/              flushes and compactions in progress; emptied on open
+//	<dir>/<family>/<hex>_SeqId_<N>_   bulk-loaded store files, loaded at sequence id N
+//	<dir>/.bulkload          a bulk load committing (see Bulk load)
+//	<dir>/.tmp/              flushes, compactions and bulk load copies in progress; emptied on open
 //	<dir>/wal/               write-ahead log segments
 //	<dir>/.lock              held while the region is open
 //

@@ -126,11 +126,11 @@ func referenceName(file, parent string) string { return file + "." + parent }
 // never a reference's.
 func parseReferenceName(name string) (file, parent string, ok bool) {
 	i := strings.LastIndexByte(name, '.')
-	if i <= 0 || isStoreFileName(name) {
+	if i <= 0 || IsStoreFileName(name) {
 		return "", "", false
 	}
 	file, parent = name[:i], name[i+1:]
-	if !isStoreFileName(file) || !isEncodedRegionName(parent) {
+	if !IsStoreFileName(file) || !isEncodedRegionName(parent) {
 		return "", "", false
 	}
 	return file, parent, true
@@ -138,17 +138,7 @@ func parseReferenceName(name string) (file, parent string, ok bool) {
 
 // isEncodedRegionName reports whether s can be a region's directory name:
 // HBase's encoded names are lowercase hex (MD5), hbase:meta's decimal.
-func isEncodedRegionName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isEncodedRegionName(s string) bool { return isHex(s) }
 
 // openReference opens the reference file path of store s: the parent's
 // store file, bounded to the reference's half.
@@ -203,6 +193,33 @@ func (r *Region) HasReferences() bool {
 		}
 	}
 	return false
+}
+
+// CompactReferences compacts every store that reads reference files, which
+// rewrites the referenced cells into files of the store's own and removes
+// the references (the background compactor does the same on its own). It
+// returns once no store of the region reads a parent's files. Snapshots and
+// checkpoints, which hard-link store files, need that first.
+func (r *Region) CompactReferences() error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	for _, s := range r.storeSet().stores {
+		if !s.hasReferences() {
+			continue
+		}
+		if _, _, err := r.compactStore(s, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HasReferenceFiles reports whether a store directory of the region
+// directory dir holds a reference file (the region, open or not, still
+// reads a parent's files).
+func HasReferenceFiles(fs FS, dir string) (bool, error) {
+	return referencesIn(fs, dir, func(string) bool { return true })
 }
 
 // IsReference reports whether f is a reference file, and if so the path of
@@ -374,6 +391,12 @@ func readDescriptorFile(fs FS, dir string) (*descriptor, error) {
 // parent's files must stay while it does. It reads the directory, so it
 // works for a closed region as for an open one. A missing dir has none.
 func ReferencesTo(fs FS, dir, parent string) (bool, error) {
+	return referencesIn(fs, dir, func(p string) bool { return p == parent })
+}
+
+// referencesIn reports whether a store directory of dir holds a reference
+// file to a parent that match accepts.
+func referencesIn(fs FS, dir string, match func(parent string) bool) (bool, error) {
 	if fs == nil {
 		fs = DefaultFS
 	}
@@ -397,7 +420,7 @@ func ReferencesTo(fs FS, dir, parent string) (bool, error) {
 			return false, errors.Wrapf(err, "region: listing %s", filepath.Join(dir, fam))
 		}
 		for _, f := range files {
-			if _, p, ok := parseReferenceName(f); ok && p == parent {
+			if _, p, ok := parseReferenceName(f); ok && match(p) {
 				return true, nil
 			}
 		}

@@ -106,9 +106,11 @@ type StoreFileScanner struct {
 	cmp       *encoding.Comparer
 	readPoint encoding.SeqNum
 	order     int64
-	cur       encoding.KeyValue
-	valid     bool
-	seeked    bool // positioned at least once; !valid then means exhausted
+	// fixedSeq, if not 0, is every cell's sequence id (SetSeqNum).
+	fixedSeq encoding.SeqNum
+	cur      encoding.KeyValue
+	valid    bool
+	seeked   bool // positioned at least once; !valid then means exhausted
 
 	// Reverse scans (HBASE-28043): hint is the key of the last cell of the
 	// row before the current one, found by the seekBefore that positioned
@@ -118,12 +120,13 @@ type StoreFileScanner struct {
 	hasHint bool
 	target  []byte
 	target2 []byte
+	rowBuf  []byte // a row SeekToPreviousRow steps back from, copied
 
 	// Row bounds (SetRowBounds): the scanner shows only rows in [lo, hi),
 	// as HBase's HalfStoreFileReader shows a reference file's half of its
-	// parent's file. loKey and hiKey are their first-on-row keys; nil when
-	// unbounded on that side. pastHi is set when a forward move met a
-	// cell at or past hi.
+	// parent's file. loKey and hiKey are their first-on-row keys, used
+	// when hasLo and hasHi are set. pastHi is set when a forward move met
+	// a cell at or past hi.
 	loKey, hiKey encoding.Key
 	hasLo, hasHi bool
 	pastHi       bool
@@ -139,10 +142,10 @@ func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64
 // Reset makes *s a new unpositioned scanner of r, as NewStoreFileScanner
 // returns, reusing its memory. s must be zero or closed.
 func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) {
-	hint, target, target2 := s.hint[:0], s.target[:0], s.target2[:0]
+	hint, target, target2, rowBuf := s.hint[:0], s.target[:0], s.target2[:0], s.rowBuf[:0]
 	lo, hi := s.loKey[:0], s.hiKey[:0]
 	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order,
-		hint: hint, target: target, target2: target2, loKey: lo, hiKey: hi}
+		hint: hint, target: target, target2: target2, rowBuf: rowBuf, loKey: lo, hiKey: hi}
 	r.InitIterator(&s.it, cacheBlocks)
 }
 
@@ -196,6 +199,30 @@ func (s *StoreFileScanner) checkLo() {
 	}
 }
 
+// SetSeqNum makes every cell of the file read with sequence id n, whatever
+// the file records: how HBase's StoreFileScanner reads a bulk-loaded file
+// (its cells take the sequence id the load gave the file), so that the
+// read point and the order of equal cells treat them as written at n. Call
+// it after Reset (or NewStoreFileScanner), before the first seek.
+func (s *StoreFileScanner) SetSeqNum(n encoding.SeqNum) { s.fixedSeq = n }
+
+// seqNum is the current cell's sequence id.
+func (s *StoreFileScanner) seqNum() encoding.SeqNum {
+	if s.fixedSeq != 0 {
+		return s.fixedSeq
+	}
+	return s.it.SeqNum()
+}
+
+// load makes the iterator's cell the current one.
+func (s *StoreFileScanner) load() {
+	s.it.KeyValue(&s.cur)
+	if s.fixedSeq != 0 {
+		s.cur.SeqNum = s.fixedSeq
+	}
+	s.valid = true
+}
+
 func (s *StoreFileScanner) Peek() *encoding.KeyValue {
 	if !s.valid {
 		return nil
@@ -216,13 +243,12 @@ func (s *StoreFileScanner) Close() {
 // settle loads the iterator's cell and skips cells newer than the read point.
 func (s *StoreFileScanner) settle(ok bool, err error) error {
 	for ; ok && err == nil; ok, err = s.it.Next() {
-		if s.it.SeqNum() <= s.readPoint {
-			s.it.KeyValue(&s.cur)
+		if s.seqNum() <= s.readPoint {
+			s.load()
 			if s.hasHi && s.cmp.CompareRows(s.cur.Row, s.hiKey.Row()) >= 0 {
 				s.pastHi = true
 				break
 			}
-			s.valid = true
 			return nil
 		}
 	}
@@ -239,8 +265,7 @@ func (s *StoreFileScanner) Next() error {
 
 func (s *StoreFileScanner) Seek(k encoding.Key) error {
 	s.hasHint = false
-	k = s.clampLo(k)
-	res, err := s.it.SeekTo(k)
+	res, err := s.it.SeekTo(s.clampLo(k))
 	return s.afterSeek(res, err)
 }
 
@@ -300,7 +325,20 @@ func (s *StoreFileScanner) seekToPreviousRow(k encoding.Key) error {
 		s.valid, s.hasHint = false, false
 		return err
 	}
-	// On the last cell of the previous row R: aim at R's first cell.
+	// On the last cell of the previous row R. Its first cell is usually in
+	// the same block, among the cells the seek decoded. (row may have been
+	// the iterator's memory: s.target holds a copy.)
+	s.hasHint = false
+	s.rowBuf = append(s.rowBuf[:0], encoding.Key(s.target).Row()...)
+	if moved, err := s.prevRowInBlock(s.rowBuf); err != nil || moved {
+		return err
+	}
+	// It is not (or R has no visible cell and the row before it is not):
+	// aim at R's first cell with a seek that also finds the row before.
+	if ok, err = s.it.SeekBefore(encoding.FirstOnRow(s.target[:0], s.rowBuf)); err != nil || !ok {
+		s.valid = false
+		return err
+	}
 	s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 	return s.seekRowSavingHint()
 }
@@ -310,7 +348,8 @@ func (s *StoreFileScanner) seekToPreviousRow(k encoding.Key) error {
 // reports false, having moved back only over rows with no visible cell, if
 // the caller must go on with a seek.
 //
-// REQUIRES: the scanner is on a cell whose row is >= row.
+// The search starts at the current cell, in row, after it, or before it
+// (then that cell's row is the one before).
 func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
 	for {
 		ok, err := s.it.SeekBeforeRow(row)
@@ -327,9 +366,8 @@ func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
 		s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 		row = encoding.Key(s.target).Row()
 		for {
-			if s.it.SeqNum() <= s.readPoint {
-				s.it.KeyValue(&s.cur)
-				s.valid = true
+			if s.seqNum() <= s.readPoint {
+				s.load()
 				return true, nil
 			}
 			more, err := s.it.Next()
@@ -383,9 +421,8 @@ func (s *StoreFileScanner) seekRowSavingHint() error {
 			if s.cmp.CompareRows(s.it.Key().Row(), targetRow) != 0 {
 				break // the row has no visible cell
 			}
-			if s.it.SeqNum() <= s.readPoint {
-				s.it.KeyValue(&s.cur)
-				s.valid = true
+			if s.seqNum() <= s.readPoint {
+				s.load()
 				return nil
 			}
 		}

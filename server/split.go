@@ -320,13 +320,12 @@ func (s *Server) splitRegion(hr *hostedRegion, splitRow []byte) error {
 
 	parent := hr.info
 	parent.Offline, parent.Split = true, true
-	now := time.Now().UnixMilli()
 	pput := region.NewPut(hr.name).
-		AddAt(famInfo, colRegionInfo, now, marshalPBUF(parent.PB())).
-		AddAt(famInfo, colSplitA, now, marshalPBUF(a.PB())).
-		AddAt(famInfo, colSplitB, now, marshalPBUF(b.PB())).
-		AddAt(famInfo, colState, now, []byte("SPLIT"))
-	muts := []region.Mutation{pput, s.newRegionPut(&a, now), s.newRegionPut(&b, now)}
+		Add(famInfo, colRegionInfo, marshalPBUF(parent.PB())).
+		Add(famInfo, colSplitA, marshalPBUF(a.PB())).
+		Add(famInfo, colSplitB, marshalPBUF(b.PB())).
+		Add(famInfo, colState, []byte("SPLIT"))
+	muts := []region.Mutation{pput, s.newRegionPut(&a), s.newRegionPut(&b)}
 	if err := s.metaBatch(muts); err != nil {
 		return fail(err)
 	}
@@ -368,24 +367,10 @@ func (s *Server) newRegionID(parentID uint64) uint64 {
 
 // newRegionPut is the meta row of a region a split or merge made: its
 // info, CLOSED until it opens (as HBase's MetaTableAccessor writes them).
-func (s *Server) newRegionPut(ri *RegionInfo, ts int64) *region.Put {
+func (s *Server) newRegionPut(ri *RegionInfo) *region.Put {
 	return region.NewPut(ri.RegionName()).
-		AddAt(famInfo, colRegionInfo, ts, marshalPBUF(ri.PB())).
-		AddAt(famInfo, colState, ts, []byte("CLOSED"))
-}
-
-// metaBatch writes mutations to hbase:meta as one atomic write, durable
-// before it returns.
-func (s *Server) metaBatch(ms []region.Mutation) error {
-	for _, m := range ms {
-		switch m := m.(type) {
-		case *region.Put:
-			m.Durability = wal.FSyncWAL
-		case *region.Delete:
-			m.Durability = wal.FSyncWAL
-		}
-	}
-	return errors.Wrap(s.meta.r.Load().Batch(ms), "server: writing hbase:meta")
+		Add(famInfo, colRegionInfo, marshalPBUF(ri.PB())).
+		Add(famInfo, colState, []byte("CLOSED"))
 }
 
 // syncTableDir makes the new region directories in a table's directory
@@ -614,14 +599,13 @@ func (s *Server) mergeRegions(specs []*hbasepb.RegionSpecifier, forcible bool) e
 	if err := s.syncTableDir(t.name); err != nil {
 		return fail(err)
 	}
-	now := time.Now().UnixMilli()
-	mput := s.newRegionPut(&merged, now)
+	mput := s.newRegionPut(&merged)
 	var parents []RegionInfo
 	var muts []region.Mutation
 	for i, hr := range sorted {
-		mput.AddAt(famInfo, mergeQualifier(i), now, marshalPBUF(hr.info.PB()))
+		mput.Add(famInfo, mergeQualifier(i), marshalPBUF(hr.info.PB()))
 		parents = append(parents, hr.info)
-		muts = append(muts, &region.Delete{Row: hr.name})
+		muts = append(muts, s.metaDeleteRow(hr.name))
 	}
 	muts = append(muts, mput)
 	if err := s.metaBatch(muts); err != nil {
@@ -650,6 +634,27 @@ func regionNames(hrs []*hostedRegion) string {
 	return "[" + strings.Join(names, ", ") + "]"
 }
 
+// compactClosedReferences compacts away the reference files of a region
+// that is not open (its table is disabled), which snapshots cannot link: it
+// opens the region, compacts the stores that read references, and closes
+// it again.
+//
+// REQUIRES: s.ddl is held, and hr is closed.
+func (s *Server) compactClosedReferences(hr *hostedRegion) error {
+	has, err := region.HasReferenceFiles(s.fs, hr.dir)
+	if err != nil || !has {
+		return err
+	}
+	o := s.regionOptions(hr)
+	o.DisableAutoCompaction, o.StoreFilesChanged = true, nil
+	r, err := region.Open(hr.dir, o)
+	if err != nil {
+		return errors.Wrapf(err, "server: opening %s to compact its references", hr.name)
+	}
+	err = r.CompactReferences()
+	return errors.CombineErrors(err, r.Close())
+}
+
 // janitorInterval is how often the janitor runs without being woken
 // (hbase.catalogjanitor.interval's default).
 const janitorInterval = 5 * time.Minute
@@ -673,9 +678,24 @@ func (s *Server) runJanitor() (int, error) {
 	defer s.ddl.Unlock()
 	cleared := 0
 	var errs error
+	live := func(ri *RegionInfo) bool {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		return s.encoded[ri.EncodedName()] != nil
+	}
 	for name, p := range s.parents {
+		if live(&p.info) {
+			// A region again (a snapshot taken before the split was
+			// restored): its files are its own.
+			delete(s.parents, name)
+			s.noteParents()
+			continue
+		}
 		refs := false
 		for i := range p.daughters {
+			if !live(&p.daughters[i]) {
+				continue // merged away, or the table restored: it reads nothing
+			}
 			ok, err := region.ReferencesTo(s.fs, s.regionDir(&p.daughters[i]), p.info.EncodedName())
 			if err != nil {
 				errs = errors.CombineErrors(errs, err)
@@ -692,7 +712,7 @@ func (s *Server) runJanitor() (int, error) {
 			errs = errors.CombineErrors(errs, errors.Wrapf(err, "server: removing split parent %s", dir))
 			continue
 		}
-		if err := s.metaBatch([]region.Mutation{&region.Delete{Row: []byte(name)}}); err != nil {
+		if err := s.metaBatch([]region.Mutation{s.metaDeleteRow([]byte(name))}); err != nil {
 			errs = errors.CombineErrors(errs, err)
 			continue
 		}
@@ -702,8 +722,12 @@ func (s *Server) runJanitor() (int, error) {
 		s.log.Info("janitor: removed a split parent no daughter references", "region", p.info.EncodedName(), "table", p.info.Table.String())
 	}
 	for name, m := range s.merges {
+		mergedLive := live(&m.info)
 		refs := false
 		for i := range m.parents {
+			if !mergedLive {
+				break
+			}
 			ok, err := region.ReferencesTo(s.fs, s.regionDir(&m.info), m.parents[i].EncodedName())
 			if err != nil {
 				errs = errors.CombineErrors(errs, err)
@@ -717,6 +741,9 @@ func (s *Server) runJanitor() (int, error) {
 		}
 		failed := false
 		for i := range m.parents {
+			if live(&m.parents[i]) {
+				continue // a region again (a restore): its files are its own
+			}
 			if err := vfs.RemoveAll(s.fs, s.regionDir(&m.parents[i])); err != nil {
 				errs = errors.CombineErrors(errs, errors.Wrapf(err, "server: removing merge parent %s", m.parents[i].EncodedName()))
 				failed = true
@@ -725,13 +752,16 @@ func (s *Server) runJanitor() (int, error) {
 		if failed {
 			continue
 		}
-		del := &region.Delete{Row: []byte(name)}
-		for i := range m.parents {
-			del.AddColumns(famInfo, mergeQualifier(i), time.Now().UnixMilli())
-		}
-		if err := s.metaBatch([]region.Mutation{del}); err != nil {
-			errs = errors.CombineErrors(errs, err)
-			continue
+		if mergedLive {
+			del := &region.Delete{Row: []byte(name), Durability: wal.FSyncWAL}
+			ts := time.Now().UnixMilli()
+			for i := range m.parents {
+				del.AddColumns(famInfo, mergeQualifier(i), ts)
+			}
+			if err := s.metaBatch([]region.Mutation{del}); err != nil {
+				errs = errors.CombineErrors(errs, err)
+				continue
+			}
 		}
 		delete(s.merges, name)
 		s.noteParents()

@@ -113,7 +113,7 @@ func writeRows(t *testing.T, c *ipc.ClientConn, table string, n int) {
 
 // scanTable scans every region of table in order (reversed: last region
 // first, each reversed) and returns the rows.
-func scanTable(t *testing.T, c *ipc.ClientConn, table string, reversed bool) []string {
+func scanTableRows(t *testing.T, c *ipc.ClientConn, table string, reversed bool) []string {
 	t.Helper()
 	regions := liveRegions(t, c, table)
 	if reversed {
@@ -205,8 +205,8 @@ func TestSplitAndMergeRPC(t *testing.T) {
 	best := regions[1].GetStartKey()
 	require.True(t, bytes.Compare(best, []byte("r0100")) > 0 && bytes.Compare(best, []byte("r0500")) < 0,
 		"the best split row %q is near the middle", best)
-	require.Equal(t, wantRows(n, false), scanTable(t, c, "sp", false))
-	require.Equal(t, wantRows(n, true), scanTable(t, c, "sp", true))
+	require.Equal(t, wantRows(n, false), scanTableRows(t, c, "sp", false))
+	require.Equal(t, wantRows(n, true), scanTableRows(t, c, "sp", true))
 
 	// The parent is offline and split in meta, naming its daughters; a
 	// request for it is NotServingRegionException.
@@ -259,8 +259,8 @@ func TestSplitAndMergeRPC(t *testing.T) {
 	require.Len(t, regions, 4)
 	require.Equal(t, "r0050", string(regions[1].GetStartKey()))
 	require.Equal(t, bestB, regions[3].GetStartKey())
-	require.Equal(t, wantRows(n, false), scanTable(t, c, "sp", false))
-	require.Equal(t, wantRows(n, true), scanTable(t, c, "sp", true))
+	require.Equal(t, wantRows(n, false), scanTableRows(t, c, "sp", false))
+	require.Equal(t, wantRows(n, true), scanTableRows(t, c, "sp", true))
 
 	// Merges: not with references; then adjacent ones only.
 	class, _ = mergeRPC(t, m, false, regions[0], regions[1])
@@ -284,14 +284,14 @@ func TestSplitAndMergeRPC(t *testing.T) {
 	require.Equal(t, "r0050", string(merged[1].GetStartKey()))
 	require.Equal(t, regions[3].GetStartKey(), merged[1].GetEndKey())
 	require.Greater(t, merged[1].GetRegionId(), max(regions[1].GetRegionId(), regions[2].GetRegionId()))
-	require.Equal(t, wantRows(n, false), scanTable(t, c, "sp", false))
+	require.Equal(t, wantRows(n, false), scanTableRows(t, c, "sp", false))
 	compactAll(t, c, a, "sp")
 	require.Equal(t, "", first(mergeRPC(t, m, true, merged[2], merged[0], merged[1])))
 	all := liveRegions(t, c, "sp")
 	require.Len(t, all, 1)
 	require.Empty(t, all[0].GetStartKey())
 	require.Empty(t, all[0].GetEndKey())
-	require.Equal(t, wantRows(n, true), scanTable(t, c, "sp", true))
+	require.Equal(t, wantRows(n, true), scanTableRows(t, c, "sp", true))
 
 	// The switches, which survive a restart.
 	sw := &hbasepb.SetSplitOrMergeEnabledResponse{}
@@ -312,10 +312,10 @@ func TestSplitAndMergeRPC(t *testing.T) {
 	require.True(t, on.GetEnabled())
 	call(t, m, "SetSplitOrMergeEnabled", &hbasepb.SetSplitOrMergeEnabledRequest{Enabled: proto.Bool(true),
 		SwitchTypes: []hbasepb.MasterSwitchType{hbasepb.MasterSwitchType_SPLIT}}, sw, nil)
-	require.Equal(t, wantRows(n, false), scanTable(t, c, "sp", false))
+	require.Equal(t, wantRows(n, false), scanTableRows(t, c, "sp", false))
 	require.Equal(t, "", first(splitRPC(t, m, liveRegions(t, c, "sp")[0], "r0300")))
 	require.Len(t, liveRegions(t, c, "sp"), 2)
-	require.Equal(t, wantRows(n, true), scanTable(t, c, "sp", true))
+	require.Equal(t, wantRows(n, true), scanTableRows(t, c, "sp", true))
 
 	// Too small to split at a row of its own choosing.
 	createTable(t, m, "tiny")
@@ -377,7 +377,7 @@ func TestAutoSplit(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	require.Len(t, liveRegions(t, c, "auto"), 2)
-	require.Equal(t, wantRows(600, false), scanTable(t, c, "auto", false))
+	require.Equal(t, wantRows(600, false), scanTableRows(t, c, "auto", false))
 
 	// A table of its own policy: constant size, a small max file size.
 	req := &hbasepb.CreateTableRequest{TableSchema: &hbasepb.TableSchema{
@@ -451,4 +451,57 @@ func scanTableRetrying(t *testing.T, c *ipc.ClientConn, table string) []string {
 		}
 	}
 	return rows
+}
+
+// TestSnapshotAfterSplit: a table whose daughters still read their parent
+// by reference snapshots (enabled or disabled) and clones with every row:
+// the snapshot compacts the references away first, since a linked
+// reference would not read the same in the clone.
+func TestSnapshotAfterSplit(t *testing.T) {
+	s := testServer(t, t.TempDir(), func(c *Config) {
+		c.SplitPolicy = "DisabledRegionSplitPolicy"
+		c.Region.DisableAutoCompaction = true
+	})
+	m, c := dial(t, s, MasterService), dial(t, s, ClientService)
+	createTable(t, m, "ss")
+	writeRows(t, c, "ss", 300)
+	require.Equal(t, "", first(splitRPC(t, m, liveRegions(t, c, "ss")[0], "r0150")))
+	want := scanTableRows(t, c, "ss", false)
+	require.Equal(t, wantRows(300, false), want)
+	require.Equal(t, "", takeSnapshotRPC(t, m, snapDesc("s1", "ss")))
+	require.Equal(t, "", restoreRPC(t, m, "s1", "ss_clone"))
+	require.Equal(t, want, scanTableRows(t, c, "ss_clone", false))
+	require.Len(t, liveRegions(t, c, "ss_clone"), 2)
+
+	// Disabled, with references again (a split of the clone).
+	require.Equal(t, "", first(splitRPC(t, m, liveRegions(t, c, "ss_clone")[1], "r0220")))
+	disable(t, m, "ss_clone")
+	require.Equal(t, "", takeSnapshotRPC(t, m, snapDesc("s2", "ss_clone")))
+	require.Equal(t, "", restoreRPC(t, m, "s2", "ss_clone2"))
+	require.Equal(t, want, scanTableRows(t, c, "ss_clone2", false))
+	require.Len(t, liveRegions(t, c, "ss_clone2"), 3)
+}
+
+// TestRestoreSnapshotOfSplitParent: a snapshot taken before a split,
+// restored while the split parent still waits for the janitor, brings the
+// parent back as a region; the janitor must then leave its files alone.
+func TestRestoreSnapshotOfSplitParent(t *testing.T) {
+	s := testServer(t, t.TempDir(), func(c *Config) {
+		c.SplitPolicy = "DisabledRegionSplitPolicy"
+		c.Region.DisableAutoCompaction = true // the daughters keep their references
+	})
+	m, c := dial(t, s, MasterService), dial(t, s, ClientService)
+	createTable(t, m, "rs")
+	writeRows(t, c, "rs", 200)
+	require.Equal(t, "", takeSnapshotRPC(t, m, snapDesc("before", "rs")))
+	require.Equal(t, "", first(splitRPC(t, m, liveRegions(t, c, "rs")[0], "r0100")))
+	disable(t, m, "rs")
+	require.Equal(t, "", restoreRPC(t, m, "before", "rs"))
+	enable(t, m, "rs")
+	require.Len(t, liveRegions(t, c, "rs"), 1)
+	_, err := s.runJanitor()
+	require.NoError(t, err)
+	require.Equal(t, wantRows(200, false), scanTableRows(t, c, "rs", false))
+	// And after a restart, which reads meta and the directories afresh.
+	require.NoError(t, s.Shutdown(context.Background()))
 }

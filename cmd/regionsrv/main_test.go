@@ -38,6 +38,10 @@ func TestDispatch(t *testing.T) {
 		{[]string{"wal"}, 2, "usage: regionsrv wal [-p] FILE|DIR"},
 		{[]string{"pe"}, 2, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
 		{[]string{"pe", "--help"}, 0, "usage: regionsrv pe [options] COMMAND NCLIENTS"},
+		{[]string{"export"}, 2, "usage: regionsrv export [--zk HOST:PORT | --dir DATA_DIR] --table T --out DIR"},
+		{[]string{"export", "--help"}, 0, "usage: regionsrv export"},
+		{[]string{"bulkload"}, 2, "usage: regionsrv bulkload [--zk HOST:PORT]"},
+		{[]string{"bulkload", "-D", "nosuch=1", "dir", "table"}, 2, `unknown property "nosuch"`},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)
