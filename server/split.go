@@ -201,16 +201,24 @@ func (s *Server) loadSwitches() error {
 func (s *Server) setSwitches(on bool, types []hbasepb.MasterSwitchType) ([]bool, error) {
 	s.ddl.Lock()
 	defer s.ddl.Unlock()
+	st := switchState{Split: s.splitOn.Load(), Merge: s.mergeOn.Load()}
 	var prev []bool
 	for _, t := range types {
-		sw := &s.splitOn
+		sw := &st.Split
 		if t == hbasepb.MasterSwitchType_MERGE {
-			sw = &s.mergeOn
+			sw = &st.Merge
 		}
-		prev = append(prev, sw.Swap(on))
+		prev = append(prev, *sw)
+		*sw = on
 	}
-	b, _ := json.Marshal(switchState{Split: s.splitOn.Load(), Merge: s.mergeOn.Load()})
-	return prev, s.writeFileAtomic(filepath.Join(s.cfg.DataDir, switchesFile), b)
+	// Durable first: a switch that answers off stays off after a crash.
+	b, _ := json.Marshal(st)
+	if err := s.writeFileAtomic(filepath.Join(s.cfg.DataDir, switchesFile), b); err != nil {
+		return nil, err
+	}
+	s.splitOn.Store(st.Split)
+	s.mergeOn.Store(st.Merge)
+	return prev, nil
 }
 
 // liveRegion finds the region ri names among the table's serving
