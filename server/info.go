@@ -46,8 +46,8 @@ var webui = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return strconv.Itoa(n) + " " + noun + "s"
 	},
-	"percent":  func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
-	"query":    func(s string) template.URL { return template.URL("name=" + url.QueryEscape(s)) },
+	"percent": func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
+	"query":   func(s string) template.URL { return template.URL("name=" + url.QueryEscape(s)) },
 }).ParseFS(webuiFiles, "webui/*.html"))
 
 func (s *Server) registerInfoHandlers(mux *http.ServeMux) {
