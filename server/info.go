@@ -418,9 +418,7 @@ func (s *Server) effectiveSettings() hbaseconf.Settings {
 	set := s.cfg.settings.Clone()
 	_ = set.Set("hbase.rootdir", s.cfg.DataDir)
 	if s.cfg.ZKQuorum != "" {
-		if _, ok := set.Get("hbase.zookeeper.quorum"); !ok {
-			_ = set.Set("hbase.zookeeper.quorum", s.cfg.ZKQuorum)
-		}
+		_ = set.Set("hbase.zookeeper.quorum", s.cfg.ZKQuorum)
 	}
 	return set
 }
