@@ -368,3 +368,49 @@ func TestInfoPages(t *testing.T) {
 	_, _, body = httpGetStatus(t, base+"/metrics")
 	require.Contains(t, body, "hbase_regionserver_regionCount 4")
 }
+
+// TestInfoPagesUnderTraffic renders the pages and /jmx while writes,
+// flushes and a table's creation go on: under -race, what the pages read
+// must be read safely.
+func TestInfoPagesUnderTraffic(t *testing.T) {
+	s := testServer(t, t.TempDir(), nil)
+	regions := infoTable(t, s, 1, 0)
+	c := dial(t, s, ClientService)
+	m := dial(t, s, MasterService)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		tbl := s.tableByName(TableName{"default", "jmx_t"})
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			row := fmt.Sprintf("%c-%d", 'a'+i%26, i)
+			mp, cb := putCells(row, [2]string{"q", "v"})
+			if _, err := c.Call(t.Context(), "Mutate", &hbasepb.MutateRequest{Region: regionSpec(regionFor(regions, row)), Mutation: mp}, cb,
+				&hbasepb.MutateResponse{}); err != nil {
+				done <- err
+				return
+			}
+			if i%50 == 0 {
+				if err := tbl.regions[i%2].r.Load().Flush(); err != nil {
+					done <- err
+					return
+				}
+			}
+		}
+	}()
+	createTable(t, m, "traffic_t", "k")
+	base := "http://" + s.InfoAddr()
+	for i := 0; i < 10; i++ {
+		for _, p := range []string{"/", "/master-status", "/table.jsp?name=jmx_t", "/jmx", "/dump"} {
+			code, _, body := httpGetStatus(t, base+p)
+			require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
+		}
+	}
+	close(stop)
+	require.NoError(t, <-done)
+}
