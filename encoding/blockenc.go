@@ -82,6 +82,21 @@ const (
 	SeekPrecedesBlock = -2 // key precedes the first cell of the block (HBase's INDEX_KEY_MAGIC)
 )
 
+// Results of Seeker.SeekBeforeRow.
+const (
+	// RowFound: positioned on the first cell of the last row before row.
+	RowFound = iota
+	// RowBeforeBlock: every cell of the block is in row or after it, so the
+	// last row before row ends in an earlier block. Not moved.
+	RowBeforeBlock
+	// RowAtBlockStart: the last row before row starts at the block's first
+	// cell, or in an earlier block if it goes on from there. Not moved.
+	RowAtBlockStart
+	// RowUnknown: the cells the seeker has kept do not show where the row
+	// is (it dropped the block's first cells). Not moved.
+	RowUnknown
+)
+
 // BlockEncoder builds the uncompressed payload of one data block, the bytes
 // that follow the 33-byte block header. A BlockEncoder is not safe for
 // concurrent use.
@@ -154,12 +169,13 @@ type Seeker interface {
 	// on and returns its RestartIndex, leaving the seeker on the first cell.
 	BuildRestartIndex() (*RestartIndex, error)
 	// SeekBeforeRow moves back to the first cell of the last row before
-	// row, the step of a reverse scan, if the block shows where that row
-	// starts: among the cells decoded since Init (or, with a RestartIndex,
-	// before them), and not at the block's first cell, since a row may
-	// begin in the block before. Otherwise it returns false and does not
-	// move. REQUIRES: the current cell's row is >= row.
-	SeekBeforeRow(row []byte) (bool, error)
+	// row, the step of a reverse scan, and returns RowFound, if the block
+	// shows where that row starts: among the cells decoded since Init (or,
+	// with a RestartIndex, before them), and not at the block's first cell,
+	// since a row may begin in the block before. Otherwise it does not move
+	// and says why: RowBeforeBlock, RowAtBlockStart or RowUnknown. The
+	// search starts at the current cell, which may be in row or before it.
+	SeekBeforeRow(row []byte) (int, error)
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,

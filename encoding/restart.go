@@ -179,9 +179,9 @@ func (s *seeker) growBack(i int) (_ int, ok bool, _ error) {
 // SeekBeforeRow implements Seeker. It walks back over the kept cells
 // comparing rows only, which costs a few row comparisons per row where
 // SeekBeforeKey and a forward seek cost a dozen key comparisons.
-func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
+func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 	if s.data == nil {
-		return false, errSeekerNotInitialized
+		return RowUnknown, errSeekerNotInitialized
 	}
 	// The last kept cell of a row before row...
 	i := s.pos
@@ -190,7 +190,7 @@ func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
 			var ok bool
 			var err error
 			if i, ok, err = s.growBack(i); err != nil || !ok {
-				return false, err
+				return s.atFirstKept(RowBeforeBlock), err
 			}
 		}
 		i--
@@ -204,7 +204,7 @@ func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
 			var ok bool
 			var err error
 			if j, ok, err = s.growBack(j); err != nil || !ok {
-				return false, err
+				return s.atFirstKept(RowAtBlockStart), err
 			}
 		}
 		if s.cmp.CompareRows(s.keyAt(j-1).Row(), r) != 0 {
@@ -213,5 +213,14 @@ func (s *seeker) SeekBeforeRow(row []byte) (bool, error) {
 		j--
 	}
 	s.setPos(j)
-	return true, nil
+	return RowFound, nil
+}
+
+// atFirstKept is what SeekBeforeRow returns when it reached the first kept
+// cell: res if that is the block's first cell, else RowUnknown.
+func (s *seeker) atFirstKept(res int) int {
+	if s.first == 0 {
+		return res
+	}
+	return RowUnknown
 }

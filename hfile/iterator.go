@@ -22,6 +22,13 @@ type Iterator struct {
 	// steps back and forth between two blocks at a boundary, and without a
 	// block cache each visit would read and decompress the block again.
 	other *Block
+	// otherSeeker holds other decoded, if otherDecoded: going back to other
+	// swaps the seekers instead of decoding it again, and keeps the cells it
+	// had decoded for stepping back. otherAtEnd is set while the iterator
+	// reached blk by Next from other, whose seeker is then on its last cell.
+	otherSeeker  encoding.Seeker
+	otherDecoded bool
+	otherAtEnd   bool
 	// nextIndexed is the index key of the block after blk, nil if blk is
 	// the last block, or another key that every cell after blk is >= and
 	// no cell of blk is above; it lets Reseek and SeekBefore stay in the
@@ -62,6 +69,10 @@ func (it *Iterator) Close() {
 		it.r.seekers.Put(it.seeker)
 		it.seeker = closedSeeker{}
 	}
+	if it.otherSeeker != nil {
+		it.r.seekers.Put(it.otherSeeker)
+		it.otherSeeker, it.otherDecoded, it.otherAtEnd = nil, false, false
+	}
 }
 
 // closedSeeker stands in for a closed iterator's seeker, which another
@@ -85,7 +96,7 @@ func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return e
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
-func (closedSeeker) SeekBeforeRow([]byte) (bool, error) { return false, errClosed }
+func (closedSeeker) SeekBeforeRow([]byte) (int, error) { return encoding.RowUnknown, errClosed }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -101,13 +112,17 @@ func (r *Reader) NewIterator(cacheBlocks bool) *Iterator {
 func (r *Reader) InitIterator(it *Iterator, cacheBlocks bool) {
 	nextBuf := it.nextBuf[:0]
 	*it = Iterator{r: r, cacheBlocks: cacheBlocks, nextBuf: nextBuf}
+	it.seeker, it.err = r.getSeeker()
+}
+
+// getSeeker returns a seeker for r's blocks, from the pool if it has one.
+// Its state is stale until its first Init, which comes before any other use
+// (setBlock).
+func (r *Reader) getSeeker() (encoding.Seeker, error) {
 	if s, ok := r.seekers.Get().(encoding.Seeker); ok {
-		// Its state is stale until the first block's Init, which comes
-		// before any other use (setBlock).
-		it.seeker = s
-		return
+		return s, nil
 	}
-	it.seeker, it.err = encoding.NewSeeker(r.encoding, r.format, r.cmp)
+	return encoding.NewSeeker(r.encoding, r.format, r.cmp)
 }
 
 // Err returns the error that stopped the iterator, if any.
@@ -164,6 +179,32 @@ func (it *Iterator) setBlock(b *Block) error {
 		}
 		return nil
 	}
+	it.otherAtEnd = false
+	if b == it.other && it.otherDecoded {
+		// Back to the previous block, which its seeker holds decoded.
+		it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
+		it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
+		if err := it.seeker.Rewind(); err != nil {
+			it.otherDecoded = false
+			return it.fail(it.wrapBlockErr(err, b))
+		}
+		return nil
+	}
+	if it.blk != nil {
+		// Keep the current block's seeker as the previous block's.
+		if it.otherSeeker == nil {
+			s, err := it.r.getSeeker()
+			if err != nil {
+				if b != it.other {
+					b.release()
+				}
+				return it.fail(err)
+			}
+			it.otherSeeker = s
+		}
+		it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
+	}
+	it.otherDecoded = it.blk != nil
 	if err := it.seeker.InitIndexed(b.Data, b.restarts.Load()); err != nil {
 		err = it.fail(it.wrapBlockErr(err, b))
 		if b != it.other {
@@ -391,10 +432,12 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 }
 
 // SeekBeforeRow moves back to the first cell of the last row before row
-// when the current block shows where that row starts (see
-// encoding.Seeker.SeekBeforeRow), and reports whether it did; if not, it
-// does not move, and the caller steps back with SeekBefore. REQUIRES: the
-// iterator is on a cell whose row is >= row.
+// when the current block, or the block before it that the iterator came
+// from by Next, shows where that row starts (see
+// encoding.Seeker.SeekBeforeRow), and reports whether it did. If not, the
+// caller steps back with SeekBefore; the iterator may have moved to the
+// block before. The search starts at the current cell, whose row may be row
+// or after it (or before it: then that row is the one).
 func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	if it.err != nil {
 		return false, it.err
@@ -402,14 +445,34 @@ func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	if !it.positioned {
 		return false, nil
 	}
-	ok, err := it.seeker.SeekBeforeRow(row)
+	res, err := it.seeker.SeekBeforeRow(row)
 	if err != nil {
 		return false, it.fail(it.wrapBlockErr(err, it.blk))
 	}
-	if ok {
+	if res == encoding.RowFound {
 		it.counted = false
+		return true, nil
 	}
-	return ok, nil
+	if res != encoding.RowBeforeBlock || !it.otherAtEnd {
+		return false, nil
+	}
+	// Every cell of this block is in row or after it, and the block before
+	// is at hand with its seeker on its last cell: a reverse scan whose
+	// forward step (to see that a row ended) crossed into this block steps
+	// back into it without a seek. (A row that starts at this block's first
+	// cell, RowAtBlockStart, may go on from the block before: that takes a
+	// seek.) Every cell from this block on is >= its first key, and none of
+	// the block before is.
+	it.nextBuf = append(it.nextBuf[:0], it.seeker.FirstKey()...)
+	it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
+	it.blk, it.other = it.other, it.blk
+	it.nextIndexed, it.nextKnown, it.otherAtEnd = it.nextBuf, true, false
+	it.counted = false
+	res, err = it.seeker.SeekBeforeRow(row)
+	if err != nil {
+		return false, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	return res == encoding.RowFound, nil
 }
 
 // beforeInBlock reports whether the last cell before key is in the current
@@ -493,6 +556,7 @@ func (it *Iterator) Next() (bool, error) {
 		if err := it.setBlock(b); err != nil {
 			return false, err
 		}
+		it.otherAtEnd = it.otherDecoded // the seeker Next left is on its last cell
 		it.cells++
 		// The next block's index key is unknown without an index walk, so
 		// Reseek past this block falls back to SeekTo, except in the last

@@ -68,6 +68,9 @@ func TestLayering(t *testing.T) {
 		"ipc":                     {"hbasepb", "encoding", "internal/"},
 		"client":                  {"filter", "ipc", "hbasepb", "encoding", "internal/"},
 		"blockcache/hfileadapter": {"blockcache", "hfile", "encoding", "internal/"},
+		// The shell works against any HBase-protocol cluster: it talks
+		// through the client only.
+		"tool/shell": {"client", "filter", "ipc", "hbasepb", "encoding", "internal/"},
 	}
 	for name, ok := range allowed {
 		p, found := pkgs[name]

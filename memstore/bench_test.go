@@ -18,6 +18,7 @@ const (
 	rowsSequential rowShape = iota // 16 bytes, ascending
 	rowsRandom                     // 16 bytes, scattered
 	rowsPE                         // HBase pe's: 26 zero-padded digits, scattered
+	rowsUser                       // the peer harness's and YCSB's: user%010d, scattered over 1M rows
 )
 
 // benchCell fills c (reusing its buffers) with cell number i of the given
@@ -39,14 +40,16 @@ func benchCell(c *encoding.KeyValue, i uint64, shape rowShape, seq encoding.SeqN
 		c.Row = binary.BigEndian.AppendUint64(c.Row, i)
 	case rowsPE:
 		c.Row = fmt.Appendf(c.Row[:0], "%026d", k%10_000_000_000)
+	case rowsUser:
+		c.Row = fmt.Appendf(c.Row[:0], "user%010d", k%1_000_000)
 	}
 	c.Timestamp = int64(i)
 	c.SeqNum = seq
 }
 
 func BenchmarkMemStoreAdd(b *testing.B) {
-	for _, shape := range []rowShape{rowsSequential, rowsRandom} {
-		b.Run("order="+[]string{"sequential", "random"}[shape], func(b *testing.B) {
+	for _, shape := range []rowShape{rowsSequential, rowsRandom, rowsPE, rowsUser} {
+		b.Run("order="+[]string{"sequential", "random", "pe", "user"}[shape], func(b *testing.B) {
 			b.ReportAllocs()
 			var c encoding.KeyValue
 			benchCell(&c, 0, shape, 1)

@@ -57,7 +57,8 @@ func newRandGen(rng *rand.Rand, cmp *encoding.Comparer) *randGen {
 	// Short rows, rows that differ within their first 8 bytes and rows that
 	// share a long prefix, some a prefix of another, so that the B-tree's
 	// inline row prefix decides some comparisons and not others.
-	formats := []string{"r%03d", "r%03d", "%03d-row", "common-prefix-%03d", "common-prefix-%03d\x00", "00000000%03d"}
+	formats := []string{"r%03d", "r%03d", "%03d-row", "common-prefix-%03d", "common-prefix-%03d\x00", "00000000%03d",
+		"common-prefix", "common-prefiy%03d"}
 	for i := range nrows {
 		r := fmt.Sprintf(formats[rng.IntN(len(formats))], i*3)
 		if cmp.IsMeta() {
@@ -126,8 +127,21 @@ func runScannerRandom(t *testing.T, cmp *encoding.Comparer, rng *rand.Rand, seed
 	var model []*encoding.KeyValue
 	n := rng.IntN(3000)
 	maxSeq := 1 + rng.IntN(100)
-	for range n {
+	// Half the rounds start with rows that share a long prefix, so that the
+	// segment learns a skip prefix (see learnSkip) that later rows, some
+	// shorter than it or a prefix of it, do not all share.
+	var shared [][]byte
+	if !cmp.IsMeta() && rng.IntN(2) == 0 {
+		shared = [][]byte{[]byte("common-prefix-100"), []byte("common-prefix-199\x00")}
+		for i := 0; i < 4; i++ {
+			shared = append(shared, fmt.Appendf(nil, "common-prefix-1%02d", rng.IntN(100)))
+		}
+	}
+	for i := 0; i < n || s.Len() < learnSkipAt && shared != nil; i++ {
 		c := g.cell(maxSeq)
+		if s.Len() < learnSkipAt && shared != nil {
+			c.Row = shared[min(i, rng.IntN(len(shared)))]
+		}
 		s.Add(c)
 		if i := slices.IndexFunc(model, func(m *encoding.KeyValue) bool { return cmp.CompareKeyValues(m, c) == 0 }); i >= 0 {
 			model[i] = c // an equal cell replaces
@@ -138,6 +152,9 @@ func runScannerRandom(t *testing.T, cmp *encoding.Comparer, rng *rand.Rand, seed
 	slices.SortFunc(model, cmp.CompareKeyValues)
 	if s.Len() != len(model) {
 		t.Fatalf("seed %d: segment has %d cells, model %d", seed, s.Len(), len(model))
+	}
+	if shared != nil && string(s.skip) != "common-prefix-1" {
+		t.Fatalf("seed %d: segment learned skip prefix %q, want %q", seed, s.skip, "common-prefix-1")
 	}
 
 	for range 3 {

@@ -68,25 +68,39 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // entry is a B-tree item: a cell and, inline, what decides most comparisons
 // without touching the cell. A comparison through a *KeyValue costs two cache
 // misses on a large segment (the KeyValue header, then the row bytes); with
-// the row inline it costs one, and with the row's first 8 bytes inline none,
-// when those differ. The row is a pointer and a length rather than a slice,
-// which leaves room for the cell's version in 32 bytes.
+// the row inline it costs one, and with 8 bytes of the row inline none, when
+// those differ. The row is a pointer and a length rather than a slice, which
+// leaves room for the cell's version in 32 bytes.
+//
+// The inline bytes are the 8 that follow the segment's common row prefix
+// (Segment.skip), when the row starts with it: rows of one table usually share
+// a prefix ("user000..." in YCSB, pe's zero padding), and their first 8 bytes
+// would then decide nothing.
 type entry struct {
-	prefix uint64 // the row's first 8 bytes, big-endian, zero-padded
+	prefix uint64 // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
 	row    *byte  // kv.Row's bytes
 	kv     *encoding.KeyValue
-	meta   uint64 // version<<16 | len(kv.Row); rows are at most 32767 bytes
+	meta   uint64 // version<<16 | hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
 }
+
+const (
+	metaRowLen  = 0x7fff
+	metaHasSkip = 0x8000 // the row starts with the segment's skip prefix
+)
 
 // entry returns the B-tree item for kv, added as the segment's write number
 // ver (see Segment.ver).
 func (s *Segment) entry(kv *encoding.KeyValue, ver uint64) entry {
-	return entry{prefix: rowPrefix(kv.Row), row: unsafe.SliceData(kv.Row), kv: kv,
-		meta: ver<<16 | uint64(len(kv.Row))}
+	e := entry{row: unsafe.SliceData(kv.Row), kv: kv, meta: ver<<16 | uint64(len(kv.Row))}
+	if skip := s.skip; bytes.HasPrefix(kv.Row, skip) {
+		e.prefix = rowPrefix(kv.Row[len(skip):])
+		e.meta |= metaHasSkip
+	}
+	return e
 }
 
 // rowBytes returns the entry's row.
-func (e *entry) rowBytes() []byte { return unsafe.Slice(e.row, e.meta&0xffff) }
+func (e *entry) rowBytes() []byte { return unsafe.Slice(e.row, e.meta&metaRowLen) }
 
 // ver returns the write number that added the entry's cell.
 func (e *entry) ver() uint64 { return e.meta >> 16 }
@@ -104,14 +118,16 @@ func rowPrefix(row []byte) uint64 {
 }
 
 // lessFunc returns the B-tree order for cmp: its full order, sequence ids
-// included, taking the inline row prefix and row first where cmp orders rows
-// bytewise (all but the hbase:meta comparer).
+// included, taking the inline row bytes and row first where cmp orders rows
+// bytewise (all but the hbase:meta comparer). Two rows that both start with
+// the segment's skip prefix are ordered by the bytes after it; any other pair
+// by their whole rows.
 func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
 	if cmp.IsMeta() {
 		return func(a, b entry) bool { return cmp.CompareKeyValues(a.kv, b.kv) < 0 }
 	}
 	return func(a, b entry) bool {
-		if a.prefix != b.prefix {
+		if a.meta&b.meta&metaHasSkip != 0 && a.prefix != b.prefix {
 			return a.prefix < b.prefix
 		}
 		if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
@@ -119,6 +135,39 @@ func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
 		}
 		return cmp.CompareKeyValues(a.kv, b.kv) < 0
 	}
+}
+
+// learnSkipAt is the number of cells after which a segment picks its skip
+// prefix: the common prefix of the smallest and largest rows so far.
+const learnSkipAt = 64
+
+// learnSkip sets s.skip from the rows added so far and rebuilds the tree with
+// entries that use it. It runs once, under mu, and only if no scanner has
+// ever had a tree of the segment to read without mu: entries and seek keys
+// must agree on the skip prefix, and a scanner's seek key is built with the
+// current one.
+func (s *Segment) learnSkip() {
+	s.learned = true
+	if s.cmp.IsMeta() || s.cloned || s.mu.tree.Len() < 2 {
+		return
+	}
+	lo, _ := s.mu.tree.Min()
+	hi, _ := s.mu.tree.Max()
+	a, b := lo.rowBytes(), hi.rowBytes()
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	if n < 4 {
+		return // the first 8 bytes already tell most rows apart
+	}
+	s.skip = append([]byte(nil), a[:n]...)
+	t := btree.NewG(btreeDegree, lessFunc(s.cmp))
+	s.mu.tree.Ascend(func(e entry) bool {
+		t.ReplaceOrInsert(s.entry(e.kv, e.ver()))
+		return true
+	})
+	s.mu.tree = t
 }
 
 // Segment is a sorted set of cells with its size accounting: HBase's Segment
@@ -150,6 +199,13 @@ type Segment struct {
 	// stored under mu, reset to nil by any write, and loaded without mu. Once
 	// the segment is frozen it is mu.tree itself.
 	readTree atomic.Pointer[btree.BTreeG[entry]]
+
+	// skip is the common row prefix the B-tree's inline row bytes follow
+	// (see entry); empty until learnSkip sets it, fixed after.
+	skip []byte
+	// learned and cloned are touched under mu only: learnSkip has run, and a
+	// tree of the segment has been handed to a reader that does not hold mu.
+	learned, cloned bool
 
 	mu struct {
 		sync.Mutex
@@ -225,6 +281,9 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		s.readTree.Store(nil)
 	}
 	s.mu.liveReads = 0
+	if !s.learned && s.mu.tree.Len() >= learnSkipAt {
+		s.learnSkip()
+	}
 	if uint64(c.SeqNum) < s.minSeq.Load() {
 		s.minSeq.Store(uint64(c.SeqNum))
 	}
@@ -250,6 +309,7 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 func (s *Segment) freeze() {
 	s.mu.Lock()
 	s.frozen.Store(true)
+	s.cloned = true
 	s.readTree.Store(s.mu.tree)
 	s.mu.Unlock()
 }
@@ -277,6 +337,7 @@ func (s *Segment) readLive(sc *SegmentScanner, d direction, from *encoding.KeyVa
 	}
 	if sc.fill > liveFill || s.mu.liveReads >= cloneAfterLiveReads {
 		sc.tree = s.mu.tree.Clone()
+		s.cloned = true
 		s.readTree.Store(sc.tree)
 		return false
 	}

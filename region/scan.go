@@ -69,6 +69,7 @@ type Scanner struct {
 	results     []ScanResult         // what is left of Next's current block of results
 	resultBlock int                  // size of that block
 	slab        []byte               // Next's current block of cell bytes
+	pendingOwn  bool                 // pending's bytes are cut from slab
 	done        bool
 	closed      bool
 	metrics     ScanMetrics
@@ -180,6 +181,13 @@ const (
 	scanSlabBytes = 32 << 10
 )
 
+// slabCarver is a Scanner as a scanner.Carver for its store scanners: the
+// cells of an owned result are copied once, straight into the slab.
+type slabCarver Scanner
+
+// Carve implements scanner.Carver.
+func (c *slabCarver) Carve(n int) []byte { return (*Scanner)(c).carve(n) }
+
 // carve returns an empty slice with room for n bytes for an owned result,
 // cut from the scanner's current block of cell bytes.
 func (sc *Scanner) carve(n int) []byte {
@@ -213,8 +221,17 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		return false, errors.New("region: scanner closed")
 	}
 	if len(sc.pending) > 0 {
-		sc.emit(res, sc.pending, owned)
+		sc.emit(res, sc.pending, owned, sc.pendingOwn)
 		return true, nil
+	}
+	// Owned results take their cells' bytes from the slab as the store
+	// scanners copy them; others copy from the store scanners' memory.
+	var carver scanner.Carver
+	if owned {
+		carver = (*slabCarver)(sc)
+	}
+	for _, ss := range sc.stores {
+		ss.SetCarver(carver)
 	}
 	f := sc.scan.Filter
 	for !sc.done {
@@ -305,7 +322,7 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			continue
 		}
 		sc.rows++
-		sc.emit(res, cells, owned)
+		sc.emit(res, cells, owned, owned)
 		return true, nil
 	}
 	return false, nil
@@ -331,8 +348,10 @@ func applyStoreLimits(cells []*encoding.KeyValue, from, offset, limit int) []*en
 // emit copies into res the first Result of cells, splitting by Batch and
 // MaxResultSize, and keeps the rest pending. The pending cells stay in the
 // store scanners' memory, which they reuse only on their next row: every
-// part of this row is emitted before that.
-func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned bool) {
+// part of this row is emitted before that. carved says the cells' bytes
+// are cut from the slab already: an owned result then takes them as they
+// are.
+func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned, carved bool) {
 	n := len(cells)
 	if sc.scan.Batch > 0 && n > sc.scan.Batch {
 		n = sc.scan.Batch
@@ -347,11 +366,16 @@ func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned bool)
 			}
 		}
 	}
-	if owned {
+	switch {
+	case owned && carved:
+		res.adopt(cells[:n])
+	case owned:
 		res.buf = sc.carve(cellBytes(cells[:n]))
+		res.add(cells[:n])
+	default:
+		res.add(cells[:n])
 	}
-	res.add(cells[:n])
-	sc.pending = cells[n:]
+	sc.pending, sc.pendingOwn = cells[n:], carved
 	res.Partial = len(sc.pending) > 0
 }
 

@@ -118,6 +118,7 @@ type StoreFileScanner struct {
 	hasHint bool
 	target  []byte
 	target2 []byte
+	rowBuf  []byte // a row SeekToPreviousRow steps back from, copied
 }
 
 // NewStoreFileScanner returns an unpositioned scanner of r; call Seek first.
@@ -130,9 +131,9 @@ func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64
 // Reset makes *s a new unpositioned scanner of r, as NewStoreFileScanner
 // returns, reusing its memory. s must be zero or closed.
 func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) {
-	hint, target, target2 := s.hint[:0], s.target[:0], s.target2[:0]
+	hint, target, target2, rowBuf := s.hint[:0], s.target[:0], s.target2[:0], s.rowBuf[:0]
 	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order,
-		hint: hint, target: target, target2: target2}
+		hint: hint, target: target, target2: target2, rowBuf: rowBuf}
 	r.InitIterator(&s.it, cacheBlocks)
 }
 
@@ -229,7 +230,20 @@ func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
 		s.valid, s.hasHint = false, false
 		return err
 	}
-	// On the last cell of the previous row R: aim at R's first cell.
+	// On the last cell of the previous row R. Its first cell is usually in
+	// the same block, among the cells the seek decoded. (row may have been
+	// the iterator's memory: s.target holds a copy.)
+	s.hasHint = false
+	s.rowBuf = append(s.rowBuf[:0], encoding.Key(s.target).Row()...)
+	if moved, err := s.prevRowInBlock(s.rowBuf); err != nil || moved {
+		return err
+	}
+	// It is not (or R has no visible cell and the row before it is not):
+	// aim at R's first cell with a seek that also finds the row before.
+	if ok, err = s.it.SeekBefore(encoding.FirstOnRow(s.target[:0], s.rowBuf)); err != nil || !ok {
+		s.valid = false
+		return err
+	}
 	s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 	return s.seekRowSavingHint()
 }
@@ -239,7 +253,8 @@ func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
 // reports false, having moved back only over rows with no visible cell, if
 // the caller must go on with a seek.
 //
-// REQUIRES: the scanner is on a cell whose row is >= row.
+// The search starts at the current cell, in row, after it, or before it
+// (then that cell's row is the one before).
 func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
 	for {
 		ok, err := s.it.SeekBeforeRow(row)

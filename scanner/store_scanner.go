@@ -28,7 +28,23 @@ type StoreScanner struct {
 	// Arena for returned cells when reusing.
 	kvs []encoding.KeyValue
 	buf []byte
+	// carver, if set, gives the memory for the bytes of the cells Row
+	// returns instead of buf (see SetCarver).
+	carver Carver
 }
+
+// A Carver gives memory for cell bytes: Carve returns an empty slice with
+// room for n bytes.
+type Carver interface {
+	Carve(n int) []byte
+}
+
+// SetCarver makes the scanner take the bytes of the cells it returns from c
+// until the next SetCarver(nil); with ReuseCells the cell structs stay the
+// scanner's. A caller that keeps the cells (the region scanner's owned
+// results) carves them from its own memory, so they are copied once rather
+// than twice.
+func (s *StoreScanner) SetCarver(c Carver) { s.carver = c }
 
 // NewStoreScanner positions scanners at opts.StartRow (for a reversed scan,
 // at the last row <= it) and returns a StoreScanner over them. It takes
@@ -49,6 +65,7 @@ func (s *StoreScanner) Reset(cmp *encoding.Comparer, scanners []KeyValueScanner,
 	*s = StoreScanner{cmp: cmp, reversed: opts.Reversed, reuse: opts.ReuseCells, filter: opts.Filter,
 		heap: s.heap, matcher: s.matcher, keyBuf: s.keyBuf[:0], rowBuf: s.rowBuf[:0], kvs: s.kvs[:0], buf: s.buf[:0],
 		famBuf: s.famBuf[:0], qualBuf: s.qualBuf[:0]}
+	// (carver is nil again: a scanner's owner sets it per read.)
 	s.matcher.reset(cmp, opts)
 	s.heap.reset(cmp, scanners, opts.Reversed)
 	var err error
@@ -242,7 +259,11 @@ func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
 		return kv.Clone()
 	}
 	var c encoding.KeyValue
-	c, s.buf = kv.CopyInto(s.buf)
+	if s.carver != nil {
+		c, _ = kv.CopyInto(s.carver.Carve(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)))
+	} else {
+		c, s.buf = kv.CopyInto(s.buf)
+	}
 	s.kvs = append(s.kvs, c)
 	return &s.kvs[len(s.kvs)-1]
 }

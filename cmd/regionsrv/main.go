@@ -6,6 +6,7 @@
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile` (tool/hfileprint)
 //	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
+//	regionsrv shell [--zk HOST:PORT] [-e CMDS | FILE]         # like `hbase shell` (tool/shell)
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 
 	"github.com/regionkv/regionkv/tool/hfileprint"
 	"github.com/regionkv/regionkv/tool/pe"
+	"github.com/regionkv/regionkv/tool/shell"
 	"github.com/regionkv/regionkv/tool/walprint"
 )
 
@@ -31,6 +33,13 @@ var commands = []command{
 	{"hfile", "print an HFile's cells, metadata, index and blocks (like `hbase hfile`)", hfileprint.Main},
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
+	{"shell", "run HBase shell commands against a cluster, interactively or from a script (like `hbase shell`)", runShell},
+}
+
+// runShell is `regionsrv shell`, reading commands from the terminal,
+// -e, a file or standard input.
+func runShell(args []string, stdout, stderr io.Writer) int {
+	return shell.Main(context.Background(), args, os.Stdin, stdout, stderr)
 }
 
 // runPE is `regionsrv pe`. SIGINT ends the run early with the summary of
