@@ -103,7 +103,7 @@ func TestQuickStart(t *testing.T) {
 	cmd.Dir = ".."
 	// `go run` does not pass SIGTERM on to the server: signal the group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr strings.Builder
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

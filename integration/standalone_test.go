@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -111,12 +112,31 @@ func TestStandaloneWithoutZooKeeper(t *testing.T) {
 	}
 }
 
+// syncBuffer is a strings.Builder that a running process writes to while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // startServe runs `regionsrv serve ARGS...` and waits for its serving
 // line; stop sends SIGTERM and waits for a clean exit.
-func startServe(t *testing.T, args ...string) (serving string, stderr *strings.Builder, stop func()) {
+func startServe(t *testing.T, args ...string) (serving string, stderr *syncBuffer, stop func()) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
-	stderr = &strings.Builder{}
+	stderr = &syncBuffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
