@@ -68,6 +68,14 @@
 // CompactionState or TableCompactionState), StoreFiles; and calls about a
 // server to that server: RollWAL, ServerInfo, OnlineRegions.
 //
+// # Bulk load
+//
+// PrepareBulkLoad, BulkLoadHFiles and CleanupBulkLoad are HBase 2's bulk
+// load calls (ClientService): BulkLoadHFiles makes HFiles store files of
+// one region, all its families at once, and answers false when a file does
+// not fit the region (split it at the boundaries Regions lists, as
+// `regionsrv bulkload` does). Paths are on the server's filesystem.
+//
 // # Concurrency
 //
 // A Client is safe for concurrent use by many goroutines; requests share

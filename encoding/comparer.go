@@ -90,6 +90,13 @@ func (c *Comparer) CompareKeyValues(a, b *KeyValue) int {
 	if r := c.CompareRows(a.Row, b.Row); r != 0 {
 		return r
 	}
+	return c.CompareKeyValuesSameRow(a, b)
+}
+
+// CompareKeyValuesSameRow is CompareKeyValues for two cells whose rows the
+// caller knows are equal: it compares the rest of their keys and their
+// sequence ids only.
+func (c *Comparer) CompareKeyValuesSameRow(a, b *KeyValue) int {
 	if r := c.compareAfterRow(a.Family, a.Qualifier, a.Timestamp, a.Type, len(a.Qualifier),
 		b.Family, b.Qualifier, b.Timestamp, b.Type, len(b.Qualifier)); r != 0 {
 		return r

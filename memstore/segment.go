@@ -133,7 +133,7 @@ func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
 		if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
 			return c < 0
 		}
-		return cmp.CompareKeyValues(a.kv, b.kv) < 0
+		return cmp.CompareKeyValuesSameRow(a.kv, b.kv) < 0
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -177,7 +176,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	if out != nil {
 		kept = append(kept, out)
 	}
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].MaxSeq < kept[j].MaxSeq })
+	sortFiles(kept)
 	s.files = kept
 	s.mu.Unlock()
 	for _, f := range files {
@@ -230,7 +229,13 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
-		audits[i] = newAuditScanner(scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false), s.cmp, in)
+		fsc := scanner.NewStoreFileScanner(in.Reader, math.MaxUint64, int64(i), false)
+		if in.BulkLoaded {
+			// The output keeps the load's sequence id in its cells: it is
+			// not a bulk-loaded file, so its cells read as written.
+			fsc.SetSeqNum(in.MaxSeq)
+		}
+		audits[i] = newAuditScanner(fsc, s.cmp, in)
 		scanners[i] = audits[i]
 	}
 	ttl := o.TTL.Milliseconds()
@@ -351,6 +356,11 @@ func sameColumn(cmp *encoding.Comparer, kv *encoding.KeyValue, key encoding.Key)
 func (s *Store) removeCompactedInputs() error {
 	gone := map[string]bool{}
 	for _, f := range s.files {
+		if f.BulkLoaded {
+			// Its compaction, if any, was another store's: the files it
+			// names are not ours.
+			continue
+		}
 		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
 		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
 			continue

@@ -98,6 +98,49 @@
 // with exactly the families given, deleting the others. RollWAL starts a
 // new WAL segment.
 //
+// # Bulk load
+//
+// BulkLoadHFiles makes HFiles written elsewhere (by HBase's
+// HFileOutputFormat2, by an HBase region server, by `regionsrv bulkload`'s
+// splits, by hfile.Writer) store files of the region, as HBase's
+// HRegion.bulkLoadHFiles does:
+//
+//	_, err := r.BulkLoadHFiles(ctx, []region.BulkLoadFile{
+//		{Family: "f", Path: "/data/out/f/part-0"},
+//		{Family: "g", Path: "/data/out/g/part-0"},
+//	}, region.BulkLoadOptions{})
+//
+// Every file is checked before anything changes: it must be an HFile (v3,
+// or v2 as HBase 1 writes them; its own compression, encoding, bloom filter
+// and block size, whatever the family's), read to its end without a bad
+// checksum, with cells sorted, all of the family it goes into, and rows
+// inside [Options.StartKey, Options.EndKey) (ErrWrongRegion, HBase's "Bulk
+// load file ... does not fit inside region ...": split the file at the
+// boundary). The family must exist (ErrNoSuchFamily); a file that cannot be
+// a store file is ErrInvalidHFile, a damaged one ErrCorruption.
+//
+// Then the memstores are flushed and the load takes a sequence id N above
+// every write before it and below every write after it; each file moves
+// (or, with BulkLoadOptions.CopyFiles or from another filesystem, is
+// copied) into its store as <32 hex digits>_SeqId_N_, HBase's name. A
+// bulk-loaded file's cells keep their timestamps, and read as written at N
+// whatever sequence ids the file records (HBase's BULKLOAD handling): where
+// a loaded cell and another share row, column, timestamp and type, the one
+// written later wins, the load's over what was there and writes after the
+// load over the load's; delete markers mask by timestamp as always.
+// Compactions keep N in the cells they rewrite. Readers see the whole load,
+// in every family, or none of it; writes wait only while the files are
+// published. Stats().BulkLoadedFiles counts the files. A BULK_LOAD marker
+// (a BulkLoadDescriptor, as HBase writes) goes into the WAL; replay skips
+// it.
+//
+// A load commits by writing <dir>/.bulkload, which names every file's
+// source and destination, before the first file moves; Open moves in what a
+// crash left out, so after a crash the load is there whole or, if the crash
+// came before that record, not at all with every source file where it was.
+// A load that fails in an open region undoes itself and leaves its files
+// where they were.
+//
 // # Errors
 //
 // Errors carry where they happened (region, file, offset) and keep their
@@ -108,6 +151,8 @@
 //     an unsupported family option). Do not retry.
 //   - ErrNoSuchFamily: a mutation or read names an unknown family.
 //   - ErrFamilyExists: AddFamily of a family the region has.
+//   - ErrWrongRegion, ErrInvalidHFile: a bulk-loaded file does not fit the
+//     region, or cannot be a store file (see Bulk load).
 //   - ErrCorruption: data on disk is damaged (a store file's checksum or
 //     structure, .regioninfo). A read of a damaged block fails with it
 //     rather than return what the block seems to hold.
@@ -139,7 +184,9 @@
 //
 //	<dir>/.regioninfo        the families and their options (JSON)
 //	<dir>/<family>/*.hfile   published store files (HFile v3)
-//	<dir>/.tmp/              flushes and compactions in progress; emptied on open
+//	<dir>/<family>/<hex>_SeqId_<N>_   bulk-loaded store files, loaded at sequence id N
+//	<dir>/.bulkload          a bulk load committing (see Bulk load)
+//	<dir>/.tmp/              flushes, compactions and bulk load copies in progress; emptied on open
 //	<dir>/wal/               write-ahead log segments
 //	<dir>/.lock              held while the region is open
 //

@@ -81,6 +81,11 @@ type FlushResult struct {
 func (r *Region) FlushStores() (FlushResult, error) {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	return r.flushLocked()
+}
+
+// flushLocked is FlushStores with r.flushMu held.
+func (r *Region) flushLocked() (FlushResult, error) {
 	res, retried, err := r.flush()
 	if err == nil && retried {
 		var more FlushResult
@@ -97,47 +102,59 @@ func (r *Region) FlushStores() (FlushResult, error) {
 	return res, err
 }
 
-// flush flushes once; retried reports that it flushed a snapshot left by a
-// failed flush (so newer cells may still be in the active segments).
-func (r *Region) flush() (res FlushResult, retried bool, _ error) {
-	if r.closed.Load() {
-		return res, false, ErrClosed
-	}
-	start := time.Now()
-	// With the updates lock held no mutation is between its WAL append
-	// and its memstore insert, so every sequence id up to the write point
-	// is in a memstore (now a snapshot) or already in a file. A snapshot
-	// left by a failed flush holds only what was written before that
-	// flush: it keeps the sequence id it was taken at, and the WAL is
-	// pruned only below the smallest of the stores' ids.
-	// The families are those of this moment too: one added later holds
-	// only writes above writePoint, and none is deleted while flushMu is
-	// held.
-	r.updates.Lock()
-	stores := r.storeSet().stores
-	snaps := make([]*memstore.Snapshot, len(stores))
-	seqs := make([]encoding.SeqNum, len(stores))
-	writePoint := encoding.SeqNum(r.mvcc.WritePoint())
-	flushSeq := writePoint
-	for i, s := range stores {
-		snaps[i] = s.mem.Snapshot()
-		var old bool
-		seqs[i], old = s.snapshotSeq(snaps[i], writePoint)
-		retried = retried || old
-		flushSeq = min(flushSeq, seqs[i])
-	}
-	r.updates.Unlock()
-	r.syncWALForFlush()
+// flushPlan is what a flush writes: each store's memstore snapshot and the
+// sequence id it covers.
+type flushPlan struct {
+	stores []*Store
+	snaps  []*memstore.Snapshot
+	seqs   []encoding.SeqNum
+	// flushSeq is the smallest of seqs: everything up to it is in store
+	// files once the plan is written.
+	flushSeq encoding.SeqNum
+	// retried is set when a snapshot is one a failed flush left (so newer
+	// cells may still be in the active segments).
+	retried bool
+}
 
-	tmp := filepath.Join(r.dir, ".tmp")
-	now := r.now() // TTL is judged once for the whole flush
-	var flushed int64
-	files := 0
+// snapshotLocked snapshots every memstore.
+//
+// With the updates lock held no mutation is between its WAL append and its
+// memstore insert, so every sequence id up to the write point is in a
+// memstore (now a snapshot) or already in a file. A snapshot left by a
+// failed flush holds only what was written before that flush: it keeps the
+// sequence id it was taken at, and the WAL is pruned only below the
+// smallest of the stores' ids. The families are those of this moment too:
+// one added later holds only writes above the write point, and none is
+// deleted while flushMu is held.
+//
+// REQUIRES: r.flushMu is held, and r.updates exclusively.
+func (r *Region) snapshotLocked() flushPlan {
+	stores := r.storeSet().stores
+	p := flushPlan{stores: stores, snaps: make([]*memstore.Snapshot, len(stores)), seqs: make([]encoding.SeqNum, len(stores))}
+	writePoint := encoding.SeqNum(r.mvcc.WritePoint())
+	p.flushSeq = writePoint
 	for i, s := range stores {
-		size := snaps[i].Segment.Size().DataSize
-		sf, err := s.flushSnapshot(snaps[i], seqs[i], tmp, now)
+		p.snaps[i] = s.mem.Snapshot()
+		var old bool
+		p.seqs[i], old = s.snapshotSeq(p.snaps[i], writePoint)
+		p.retried = p.retried || old
+		p.flushSeq = min(p.flushSeq, p.seqs[i])
+	}
+	return p
+}
+
+// writeSnapshots writes the plan's snapshots to store files and publishes
+// them; it returns the number of files written and the memstore bytes
+// flushed. now (milliseconds) is when TTL is judged.
+//
+// REQUIRES: r.flushMu is held.
+func (r *Region) writeSnapshots(p flushPlan, now int64) (files int, flushed int64, _ error) {
+	tmp := filepath.Join(r.dir, ".tmp")
+	for i, s := range p.stores {
+		size := p.snaps[i].Segment.Size().DataSize
+		sf, err := s.flushSnapshot(p.snaps[i], p.seqs[i], tmp, now)
 		if err != nil {
-			return res, retried, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size)
+			return files, flushed, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size)
 		}
 		r.addMemSize(-size)
 		flushed += size
@@ -145,24 +162,48 @@ func (r *Region) flush() (res FlushResult, retried bool, _ error) {
 			files++
 		}
 	}
+	return files, flushed, nil
+}
+
+// flush flushes once; retried reports that it flushed a snapshot left by a
+// failed flush (so newer cells may still be in the active segments).
+func (r *Region) flush() (res FlushResult, retried bool, _ error) {
+	if r.closed.Load() {
+		return res, false, ErrClosed
+	}
+	start := time.Now()
+	r.updates.Lock()
+	p := r.snapshotLocked()
+	r.updates.Unlock()
+	r.syncWALForFlush()
+
+	files, flushed, err := r.writeSnapshots(p, r.now()) // TTL is judged once for the whole flush
+	if err != nil {
+		return res, p.retried, err
+	}
 	// Everything up to flushSeq is in store files now.
 	if files > 0 || flushed > 0 {
 		if err := r.rollWAL(); err != nil {
-			return res, retried, errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
+			return res, p.retried, errors.Wrapf(err, "region %s: rolling the WAL after a flush", r.dir)
 		}
 	}
-	if _, err := r.wal.Prune(uint64(flushSeq)); err != nil {
-		return res, retried, errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
+	if _, err := r.wal.Prune(uint64(p.flushSeq)); err != nil {
+		return res, p.retried, errors.Wrapf(err, "region %s: pruning the WAL", r.dir)
 	}
 	res = FlushResult{Files: files, Bytes: flushed}
 	if files > 0 {
-		r.lastFlush.Store(r.now())
-		r.requestCompaction()
-		r.stats.flushes.Add(1)
-		r.stats.flushedBytes.Add(flushed)
-		r.log.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", flushSeq, "took", time.Since(start))
+		r.noteFlushed(flushed)
+		r.log.Debug("region: flushed", "region", r.dir, "files", files, "bytes", flushed, "seq", p.flushSeq, "took", time.Since(start))
 	}
-	return res, retried, nil
+	return res, p.retried, nil
+}
+
+// noteFlushed counts a flush that wrote files and asks for a compaction.
+func (r *Region) noteFlushed(flushed int64) {
+	r.lastFlush.Store(r.now())
+	r.requestCompaction()
+	r.stats.flushes.Add(1)
+	r.stats.flushedBytes.Add(flushed)
 }
 
 // rollWAL rolls the WAL; a broken WAL is reset instead, which also starts

@@ -247,6 +247,11 @@ type Options struct {
 	// Table and EncodedName name the region in WAL entries and errors.
 	Table       string
 	EncodedName string
+	// StartKey and EndKey are the region's rows, [StartKey, EndKey): HBase's
+	// RegionInfo start and end keys, empty for no bound. BulkLoadHFiles
+	// refuses files with rows outside them (ErrWrongRegion); other
+	// operations take any row, as the caller routes them.
+	StartKey, EndKey []byte
 	// Families are created if new and must include every existing family
 	// (unless DropFamilies). On reopen they may be left empty to use the
 	// stored descriptor. A family that an existing region did not have

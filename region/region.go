@@ -80,6 +80,9 @@ type Region struct {
 
 	// Compactions running now, for Compacting.
 	minorRunning, majorRunning atomic.Int32
+	// bulkLoadStuck is set when a failed bulk load could not be undone:
+	// its record stays for Open, and no other bulk load may overwrite it.
+	bulkLoadStuck atomic.Bool
 }
 
 type stats struct {
@@ -93,6 +96,7 @@ type stats struct {
 	gets             atomic.Int64
 	walTornTails     atomic.Int64
 	walTornBytes     atomic.Int64
+	bulkLoadedFiles  atomic.Int64
 }
 
 // Stats are the region's counters and sizes.
@@ -117,6 +121,8 @@ type Stats struct {
 	// (zero without one). A Cache shared by several regions counts for all
 	// of them.
 	BlockCache CacheStats
+	// BulkLoadedFiles counts the files bulk loads added (BulkLoadHFiles).
+	BulkLoadedFiles int64
 	// LastFlush is when the last flush that wrote a store file finished,
 	// or when the region was opened if none has since.
 	LastFlush time.Time
@@ -234,6 +240,12 @@ func Open(dir string, o Options) (*Region, error) {
 	r.bgCtx, r.bgCancel = context.WithCancel(context.Background())
 	if meta {
 		r.cmp = encoding.MetaComparer
+	}
+	// A bulk load a crash interrupted completes first: its copies wait in
+	// .tmp, and its files must be in their stores before they open.
+	if err := recoverBulkLoad(fs, dir, opts.Logger); err != nil {
+		lock.Close()
+		return nil, errors.Wrapf(err, "region %s", dir)
 	}
 	tmp := filepath.Join(dir, ".tmp")
 	if err := vfs.RemoveAll(fs, tmp); err != nil {
@@ -424,6 +436,9 @@ func (r *Region) recover(fresh map[*Store]bool) error {
 			maxSeq = max(maxSeq, seq)
 			for i := range edit.Cells {
 				kv := &edit.Cells[i]
+				if isWALMarker(kv) {
+					continue // a record of an event (a bulk load), not data
+				}
 				s := set.byFamily[string(kv.Family)]
 				if s == nil || seq <= skip[s.name] {
 					continue // unknown family, already in a store file, or an earlier family's
@@ -556,6 +571,7 @@ func (r *Region) Stats() Stats {
 		ReadPoint:        r.mvcc.ReadPoint(),
 		WALTornTails:     r.stats.walTornTails.Load(),
 		WALTornBytes:     r.stats.walTornBytes.Load(),
+		BulkLoadedFiles:  r.stats.bulkLoadedFiles.Load(),
 		WAL:              r.wal.Metrics(),
 		LastFlush:        time.UnixMilli(r.lastFlush.Load()),
 	}

@@ -2,15 +2,12 @@ package region
 
 import (
 	"bufio"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,10 +19,6 @@ import (
 	"github.com/regionkv/regionkv/scanner"
 )
 
-// storeFileSuffix marks published store files; anything else in a store
-// directory (a crash's leftovers) is ignored.
-const storeFileSuffix = ".hfile"
-
 // StoreFile is one published HFile of a store: HBase's HStoreFile.
 type StoreFile struct {
 	Path   string
@@ -35,7 +28,12 @@ type StoreFile struct {
 	MaxSeq encoding.SeqNum
 	// Major is set on files written by a major compaction.
 	Major bool
-	id    uint64
+	// BulkLoaded is set on files a bulk load added (BulkLoadHFiles): their
+	// MaxSeq is the sequence id the load gave them, from the file's name,
+	// and every cell reads with it, whatever the file records (HBase's
+	// treatment of a bulk-loaded file).
+	BulkLoaded bool
+	id         uint64
 	// refs counts the store's own reference plus every open scanner; the
 	// reader is closed when it drops to zero, so a file compacted away
 	// stays readable for the scanners that still use it.
@@ -151,7 +149,7 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, storeFileSuffix) {
+		if _, ok := parseStoreFileName(name); !ok {
 			continue
 		}
 		sf, err := s.openFile(filepath.Join(dir, name))
@@ -165,8 +163,20 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		s.close()
 		return nil, err
 	}
-	sort.Slice(s.files, func(i, j int) bool { return s.files[i].MaxSeq < s.files[j].MaxSeq })
+	sortFiles(s.files)
 	return s, nil
+}
+
+// sortFiles orders files oldest first: by MaxSeq, then by name, so that the
+// order, which breaks ties between equal cells, does not depend on how the
+// directory lists them.
+func sortFiles(files []*StoreFile) {
+	sort.Slice(files, func(i, j int) bool {
+		if files[i].MaxSeq != files[j].MaxSeq {
+			return files[i].MaxSeq < files[j].MaxSeq
+		}
+		return files[i].Path < files[j].Path
+	})
 }
 
 func (s *Store) openFile(path string) (*StoreFile, error) {
@@ -187,7 +197,11 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 	}
 	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: f}
 	sf.refs.Store(1)
-	if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
+	if seq, _ := parseStoreFileName(filepath.Base(path)); seq > 0 {
+		// As HBase's HStoreFile: the name's sequence id, not the file's
+		// MAX_SEQ_ID_KEY (which is the writer's, if any).
+		sf.MaxSeq, sf.BulkLoaded = seq, true
+	} else if v, ok := r.FileInfo().Int64(hfile.FileInfoMaxSeqID); ok && v >= 0 {
 		sf.MaxSeq = encoding.SeqNum(v)
 	}
 	if v := r.FileInfo()[hfile.FileInfoMajorCompaction]; len(v) == 1 && v[0] != 0 {
@@ -294,6 +308,9 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 		fs := &rd.fscs[n]
 		n++
 		fs.Reset(f.Reader, readPoint, int64(i), cacheBlocks)
+		if f.BulkLoaded {
+			fs.SetSeqNum(f.MaxSeq)
+		}
 		out = append(out, fs)
 	}
 	rd.kvs = out
@@ -503,13 +520,6 @@ func (s *Store) close() {
 		f.release()
 	}
 	s.files = nil
-}
-
-// newFileName returns a store file name as HBase names them: 32 hex digits.
-func newFileName() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:]) + storeFileSuffix
 }
 
 func syncDir(fs vfs.FS, dir string) error {

@@ -106,9 +106,11 @@ type StoreFileScanner struct {
 	cmp       *encoding.Comparer
 	readPoint encoding.SeqNum
 	order     int64
-	cur       encoding.KeyValue
-	valid     bool
-	seeked    bool // positioned at least once; !valid then means exhausted
+	// fixedSeq, if not 0, is every cell's sequence id (SetSeqNum).
+	fixedSeq encoding.SeqNum
+	cur      encoding.KeyValue
+	valid    bool
+	seeked   bool // positioned at least once; !valid then means exhausted
 
 	// Reverse scans (HBASE-28043): hint is the key of the last cell of the
 	// row before the current one, found by the seekBefore that positioned
@@ -137,6 +139,30 @@ func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, ord
 	r.InitIterator(&s.it, cacheBlocks)
 }
 
+// SetSeqNum makes every cell of the file read with sequence id n, whatever
+// the file records: how HBase's StoreFileScanner reads a bulk-loaded file
+// (its cells take the sequence id the load gave the file), so that the
+// read point and the order of equal cells treat them as written at n. Call
+// it after Reset (or NewStoreFileScanner), before the first seek.
+func (s *StoreFileScanner) SetSeqNum(n encoding.SeqNum) { s.fixedSeq = n }
+
+// seqNum is the current cell's sequence id.
+func (s *StoreFileScanner) seqNum() encoding.SeqNum {
+	if s.fixedSeq != 0 {
+		return s.fixedSeq
+	}
+	return s.it.SeqNum()
+}
+
+// load makes the iterator's cell the current one.
+func (s *StoreFileScanner) load() {
+	s.it.KeyValue(&s.cur)
+	if s.fixedSeq != 0 {
+		s.cur.SeqNum = s.fixedSeq
+	}
+	s.valid = true
+}
+
 func (s *StoreFileScanner) Peek() *encoding.KeyValue {
 	if !s.valid {
 		return nil
@@ -157,9 +183,8 @@ func (s *StoreFileScanner) Close() {
 // settle loads the iterator's cell and skips cells newer than the read point.
 func (s *StoreFileScanner) settle(ok bool, err error) error {
 	for ; ok && err == nil; ok, err = s.it.Next() {
-		if s.it.SeqNum() <= s.readPoint {
-			s.it.KeyValue(&s.cur)
-			s.valid = true
+		if s.seqNum() <= s.readPoint {
+			s.load()
 			return nil
 		}
 	}
@@ -271,9 +296,8 @@ func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
 		s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 		row = encoding.Key(s.target).Row()
 		for {
-			if s.it.SeqNum() <= s.readPoint {
-				s.it.KeyValue(&s.cur)
-				s.valid = true
+			if s.seqNum() <= s.readPoint {
+				s.load()
 				return true, nil
 			}
 			more, err := s.it.Next()
@@ -327,9 +351,8 @@ func (s *StoreFileScanner) seekRowSavingHint() error {
 			if s.cmp.CompareRows(s.it.Key().Row(), targetRow) != 0 {
 				break // the row has no visible cell
 			}
-			if s.it.SeqNum() <= s.readPoint {
-				s.it.KeyValue(&s.cur)
-				s.valid = true
+			if s.seqNum() <= s.readPoint {
+				s.load()
 				return nil
 			}
 		}

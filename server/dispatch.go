@@ -34,6 +34,10 @@ var clientMethods = map[string]methodFunc{
 	"Mutate": (*Server).handleMutate,
 	"Multi":  (*Server).handleMulti,
 	"Scan":   (*Server).handleScan,
+	// HBase 2's bulk load (the SecureBulkLoad flow); see bulkload.go.
+	"BulkLoadHFile":   (*Server).handleBulkLoadHFile,
+	"PrepareBulkLoad": (*Server).handlePrepareBulkLoad,
+	"CleanupBulkLoad": (*Server).handleCleanupBulkLoad,
 }
 
 var masterMethods = map[string]methodFunc{

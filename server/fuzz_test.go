@@ -70,6 +70,10 @@ func FuzzServeCall(f *testing.F) {
 	seed("CreateTable", &hbasepb.CreateTableRequest{TableSchema: &hbasepb.TableSchema{TableName: TableName{"default", "g"}.PB(),
 		ColumnFamilies: []*hbasepb.ColumnFamilySchema{{Name: []byte("cf")}}}}, nil)
 	seed("GetTableNames", &hbasepb.GetTableNamesRequest{Regex: proto.String(".*")}, nil)
+	seed("PrepareBulkLoad", &hbasepb.PrepareBulkLoadRequest{TableName: TableName{"default", "f"}.PB(), Region: reg}, nil)
+	seed("BulkLoadHFile", &hbasepb.BulkLoadHFileRequest{Region: reg, FamilyPath: []*hbasepb.BulkLoadHFileRequest_FamilyPath{
+		{Family: []byte("cf"), Path: proto.String("file://" + f.TempDir() + "/cf/none")}}, AssignSeqNum: proto.Bool(true)}, nil)
+	seed("CleanupBulkLoad", &hbasepb.CleanupBulkLoadRequest{BulkToken: proto.String(f.TempDir() + "/staging/f__00")}, nil)
 	f.Fuzz(func(t *testing.T, m uint8, param, cb []byte) {
 		method := methods[int(m)%len(methods)]
 		if method == "DeleteTable" || method == "DisableTable" || method == "TruncateTable" {

@@ -306,6 +306,7 @@ func (s *Server) regionOptions(ri *RegionInfo, fams []region.FamilyOptions) regi
 	o := s.cfg.Region
 	o.Table = ri.Table.String()
 	o.EncodedName = ri.EncodedName()
+	o.StartKey, o.EndKey = ri.StartKey, ri.EndKey
 	o.Families = fams
 	// The table descriptor is the truth: a family it no longer has is
 	// deleted from the region (finishing a DeleteColumn a crash cut short,

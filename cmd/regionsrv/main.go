@@ -7,6 +7,7 @@
 //	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
 //	regionsrv shell [--zk HOST:PORT] [-e CMDS | FILE]         # like `hbase shell` (tool/shell)
+//	regionsrv bulkload [--zk HOST:PORT] [--copy] DIR TABLE     # like `hbase completebulkload` (tool/bulkload)
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/regionkv/regionkv/tool/bulkload"
 	"github.com/regionkv/regionkv/tool/hfileprint"
 	"github.com/regionkv/regionkv/tool/pe"
 	"github.com/regionkv/regionkv/tool/shell"
@@ -34,12 +36,21 @@ var commands = []command{
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
 	{"shell", "run HBase shell commands against a cluster, interactively or from a script (like `hbase shell`)", runShell},
+	{"bulkload", "load a directory of HFiles (DIR/<family>/<hfile>) into a table, splitting them at its regions (like `hbase completebulkload`)", runBulkLoad},
 }
 
 // runShell is `regionsrv shell`, reading commands from the terminal,
 // -e, a file or standard input.
 func runShell(args []string, stdout, stderr io.Writer) int {
 	return shell.Main(context.Background(), args, os.Stdin, stdout, stderr)
+}
+
+// runBulkLoad is `regionsrv bulkload`; SIGINT stops it between steps (the
+// files not yet loaded stay in DIR).
+func runBulkLoad(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return bulkload.Main(ctx, args, stdout, stderr)
 }
 
 // runPE is `regionsrv pe`. SIGINT ends the run early with the summary of

@@ -40,6 +40,8 @@ func TestDispatch(t *testing.T) {
 		{[]string{"hfile"}, 2, "regionsrv hfile: want one path, got no arguments\nRun 'regionsrv hfile --help' for usage.\n"},
 		{[]string{"wal"}, 2, "regionsrv wal: want one path, got no arguments\nRun 'regionsrv wal --help' for usage.\n"},
 		{[]string{"pe"}, 2, "regionsrv pe: want COMMAND NCLIENTS, got no arguments\nRun 'regionsrv pe --help' for usage.\n"},
+		{[]string{"bulkload"}, 2, "regionsrv bulkload: want DIR TABLE, got no arguments\nRun 'regionsrv bulkload --help' for usage.\n"},
+		{[]string{"bulkload", "-D", "nosuch=1", "dir", "table"}, 2, `regionsrv bulkload: unknown property "nosuch"`},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)

@@ -25,6 +25,7 @@ import (
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/internal/hbaseconf"
 	"github.com/regionkv/regionkv/region"
+	"github.com/regionkv/regionkv/tool/internal/cli"
 	"github.com/regionkv/regionkv/wal"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -145,13 +146,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		positional, rest = append(positional, rest[0]), rest[1:]
 	}
 	if len(positional) != 2 {
-		switch len(positional) {
-		case 0:
-			return bad("want COMMAND NCLIENTS, got no arguments")
-		case 1:
-			return bad("want COMMAND NCLIENTS, got 1 argument: %s", positional[0])
-		}
-		return bad("want COMMAND NCLIENTS, got %d arguments: %s", len(positional), strings.Join(positional, " "))
+		return bad("want COMMAND NCLIENTS, got %s", cli.DescribeArgs(positional))
 	}
 	o := &peOptions{
 		cmd: lookupPECommand(positional[0]), rows: *rows, valueSize: *valueSize, columns: *columns,

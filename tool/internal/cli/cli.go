@@ -75,13 +75,21 @@ func (fs *FlagSet) ParsePath(args []string) (path string, exit int, ok bool) {
 		return "", exit, false
 	}
 	if fs.NArg() != 1 {
-		what := "no arguments"
-		if fs.NArg() > 1 {
-			what = fmt.Sprintf("%d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
-		}
-		return "", fs.UsageError("want one path, got %s", what), false
+		return "", fs.UsageError("want one path, got %s", DescribeArgs(fs.Args())), false
 	}
 	return fs.Arg(0), ExitOK, true
+}
+
+// DescribeArgs says what arguments a command line had, for an error:
+// "no arguments", "1 argument: a", "2 arguments: a b".
+func DescribeArgs(args []string) string {
+	switch len(args) {
+	case 0:
+		return "no arguments"
+	case 1:
+		return "1 argument: " + args[0]
+	}
+	return fmt.Sprintf("%d arguments: %s", len(args), strings.Join(args, " "))
 }
 
 // UsageError reports a bad command line, "regionsrv NAME: problem" and a
