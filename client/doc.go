@@ -55,8 +55,9 @@
 // operation and table; per-action errors of Batch are too. Admin
 // operations that HBase runs as procedures (create, disable, enable,
 // delete, truncate, modify table, add / modify / delete column family,
-// the namespace changes, flush table) poll getProcedureResult until the
-// procedure finishes and return its exception the same way.
+// the namespace changes, flush table, snapshot, restore and clone) poll
+// getProcedureResult until the procedure finishes and return its
+// exception the same way.
 //
 // # Admin
 //
@@ -67,6 +68,13 @@
 // FlushRegion, CompactRegion and CompactTable (queued, as in HBase; poll
 // CompactionState or TableCompactionState), StoreFiles; and calls about a
 // server to that server: RollWAL, ServerInfo, OnlineRegions.
+//
+// Snapshots are the master's too, as HBase's Admin has them: Snapshot
+// (FLUSH or SKIPFLUSH, waiting until it is complete), IsSnapshotDone,
+// ListSnapshots, DeleteSnapshot, RestoreSnapshot (a disabled table back to
+// its snapshot; it stays disabled) and CloneSnapshot (a new, enabled table
+// from a snapshot). Restore and clone are both MasterService.RestoreSnapshot
+// on the wire, as HBase 2's client sends them, and poll getProcedureResult.
 //
 // # Bulk load
 //

@@ -1,7 +1,8 @@
 // Package hbasepb holds protobuf (proto2) definitions of the subset of Apache
 // HBase's client wire protocol that regionkv speaks: RPC framing, Client,
 // Master, Admin (region server), Registry and ZooKeeper payload messages,
-// filters and comparators, and cluster status.
+// filters and comparators, cluster status, and snapshots (the descriptions
+// and manifests HBase's master writes).
 //
 // The .proto files are written for this project; their field numbers, types,
 // labels (required/optional/repeated), defaults and enum values match HBase's

@@ -966,3 +966,57 @@ func TestAdminWire(t *testing.T) {
 	checkGolden(t, wire().str(1, "ns"), &GetNamespaceDescriptorRequest{NamespaceName: ps("ns")})
 	checkGolden(t, wire().str(1, "default").str(1, "hbase"), &ListNamespacesResponse{NamespaceName: []string{"default", "hbase"}})
 }
+
+func TestSnapshotWire(t *testing.T) {
+	// server/Snapshot.proto: SnapshotDescription{name=1 string, table=2
+	// string, creation_time=3 int64, type=4 Type (DISABLED=0 FLUSH=1
+	// SKIPFLUSH=2), version=5 int32, owner=6 string, ttl=8 int64}.
+	desc := wire().str(1, "snap1").str(2, "ns:t").varint(3, 1700000000000).varint(4, 2).varint(5, 2).
+		str(6, "alice").varint(8, 3600)
+	descPB := &SnapshotDescription{Name: ps("snap1"), Table: ps("ns:t"), CreationTime: pi64(1700000000000),
+		Type: SnapshotDescription_SKIPFLUSH.Enum(), Version: pi32(2), Owner: ps("alice"), Ttl: pi64(3600)}
+	checkGolden(t, desc, descPB)
+
+	// server/master/Master.proto: SnapshotRequest{snapshot=1, nonce_group=2,
+	// nonce=3 uint64}; SnapshotResponse{expected_timeout=1 int64, proc_id=2
+	// int64}; RestoreSnapshotRequest{snapshot=1, nonce_group=2, nonce=3,
+	// restoreACL=4 bool, customSFT=5 string}; RestoreSnapshotResponse{proc_id=1
+	// uint64}; IsSnapshotDoneResponse{done=1 bool, snapshot=2};
+	// GetCompletedSnapshotsResponse{snapshots=1 repeated}.
+	checkGolden(t, wire().msg(1, desc).varint(2, 7).varint(3, 8),
+		&SnapshotRequest{Snapshot: descPB, NonceGroup: p64(7), Nonce: p64(8)})
+	checkGolden(t, wire().varint(1, 300000).varint(2, 12), &SnapshotResponse{ExpectedTimeout: pi64(300000), ProcId: pi64(12)})
+	checkGolden(t, wire().msg(1, desc).varint(2, 7).varint(3, 8).boolean(4, true).str(5, "DEFAULT"),
+		&RestoreSnapshotRequest{Snapshot: descPB, NonceGroup: p64(7), Nonce: p64(8), RestoreACL: pb(true), CustomSFT: ps("DEFAULT")})
+	checkGolden(t, wire().varint(1, 13), &RestoreSnapshotResponse{ProcId: p64(13)})
+	checkGolden(t, wire().boolean(1, true).msg(2, desc), &IsSnapshotDoneResponse{Done: pb(true), Snapshot: descPB})
+	checkGolden(t, wire().msg(1, desc).msg(1, desc), &GetCompletedSnapshotsResponse{Snapshots: []*SnapshotDescription{descPB, descPB}})
+	checkGolden(t, wire().msg(1, wire().str(1, "snap1")), &DeleteSnapshotRequest{Snapshot: &SnapshotDescription{Name: ps("snap1")}})
+
+	// server/Snapshot.proto: SnapshotDataManifest{table_schema=1 TableSchema,
+	// region_manifests=2}; SnapshotRegionManifest{version=1 int32,
+	// region_info=2 RegionInfo, family_files=3}; FamilyFiles{family_name=1
+	// bytes, store_files=2}; StoreFile{name=1 string, file_size=3 uint64}.
+	// HBase.proto: TableSchema{table_name=1}; TableName{namespace=1,
+	// qualifier=2}; RegionInfo{region_id=1, table_name=2, start_key=3,
+	// end_key=4}.
+	tn := wire().str(1, "default").str(2, "t")
+	in := wire().
+		msg(1, wire().msg(1, tn)).
+		msg(2, wire().varint(1, 2).
+			msg(2, wire().varint(1, 99).msg(2, tn).str(3, "a").str(4, "m")).
+			msg(3, wire().str(1, "cf").msg(2, wire().str(1, "0123456789abcdef0123456789abcdef").varint(3, 4096))))
+	tnPB := &TableName{Namespace: []byte("default"), Qualifier: []byte("t")}
+	want := &SnapshotDataManifest{
+		TableSchema: &TableSchema{TableName: tnPB},
+		RegionManifests: []*SnapshotRegionManifest{{
+			Version:    pi32(2),
+			RegionInfo: &RegionInfo{RegionId: p64(99), TableName: tnPB, StartKey: []byte("a"), EndKey: []byte("m")},
+			FamilyFiles: []*SnapshotRegionManifest_FamilyFiles{{
+				FamilyName: []byte("cf"),
+				StoreFiles: []*SnapshotRegionManifest_StoreFile{{Name: ps("0123456789abcdef0123456789abcdef"), FileSize: p64(4096)}},
+			}},
+		}},
+	}
+	checkGolden(t, in, want)
+}

@@ -34,6 +34,17 @@ const (
 	ClassRegionServerStoppedException = "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException"
 	ClassUnsupportedOperation         = "java.lang.UnsupportedOperationException"
 	ClassCallQueueTooBigException     = "org.apache.hadoop.hbase.CallQueueTooBigException"
+
+	// Snapshots (org.apache.hadoop.hbase.snapshot); all are
+	// DoNotRetryIOExceptions in HBase.
+	ClassHBaseSnapshotException        = "org.apache.hadoop.hbase.snapshot.HBaseSnapshotException"
+	ClassSnapshotCreationException     = "org.apache.hadoop.hbase.snapshot.SnapshotCreationException"
+	ClassSnapshotExistsException       = "org.apache.hadoop.hbase.snapshot.SnapshotExistsException"
+	ClassSnapshotDoesNotExistException = "org.apache.hadoop.hbase.snapshot.SnapshotDoesNotExistException"
+	ClassUnknownSnapshotException      = "org.apache.hadoop.hbase.snapshot.UnknownSnapshotException"
+	ClassRestoreSnapshotException      = "org.apache.hadoop.hbase.snapshot.RestoreSnapshotException"
+	ClassSnapshotTTLExpiredException   = "org.apache.hadoop.hbase.snapshot.SnapshotTTLExpiredException"
+	ClassCorruptedSnapshotException    = "org.apache.hadoop.hbase.snapshot.CorruptedSnapshotException"
 )
 
 // doNotRetry lists the classes that are subclasses of DoNotRetryIOException
@@ -57,6 +68,15 @@ var doNotRetry = map[string]bool{
 	ClassRequestTooBigException:      true,
 	ClassFatalConnectionException:    true,
 	ClassUnsupportedOperation:        true,
+
+	ClassHBaseSnapshotException:        true,
+	ClassSnapshotCreationException:     true,
+	ClassSnapshotExistsException:       true,
+	ClassSnapshotDoesNotExistException: true,
+	ClassUnknownSnapshotException:      true,
+	ClassRestoreSnapshotException:      true,
+	ClassSnapshotTTLExpiredException:   true,
+	ClassCorruptedSnapshotException:    true,
 }
 
 // Exception is an error that travels to the client as an HBase exception:

@@ -2,7 +2,6 @@ package region
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -361,33 +360,14 @@ func (s *Store) removeCompactedInputs() error {
 			// names are not ours.
 			continue
 		}
-		v := f.Reader.FileInfo()[fileInfoCompactionEvent]
-		if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
-			continue
+		names, err := parseCompactionEvent(f.Reader.FileInfo()[fileInfoCompactionEvent], f.Path)
+		if err != nil {
+			return err
 		}
-		b := v[len(encoding.PBMagic):]
-		for len(b) > 0 {
-			num, typ, n := protowire.ConsumeTag(b)
-			if n < 0 {
-				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
+		for _, name := range names {
+			if name != filepath.Base(f.Path) {
+				gone[name] = true
 			}
-			b = b[n:]
-			if num == 1 && typ == protowire.BytesType {
-				name, n := protowire.ConsumeString(b)
-				if n < 0 {
-					return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
-				}
-				b = b[n:]
-				if name != filepath.Base(f.Path) {
-					gone[name] = true
-				}
-				continue
-			}
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return errors.Newf("region: %s: malformed %s", f.Path, fileInfoCompactionEvent)
-			}
-			b = b[n:]
 		}
 	}
 	if len(gone) == 0 {

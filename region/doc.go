@@ -98,6 +98,29 @@
 // with exactly the families given, deleting the others. RollWAL starts a
 // new WAL segment.
 //
+// # Checkpoints
+//
+// Checkpoint(dir) writes a consistent, openable copy of the region into a
+// new directory, as Pebble's Checkpoint does: it flushes the memstores (so
+// the copy holds every write acknowledged before the call, and of the
+// writes made during it each wholly or not at all) and hard-links the
+// store files with the region's .regioninfo. Open(dir, Options{}) opens the
+// copy as a region of its own; writes to either never reach the other.
+// Store files are never changed once written, so the copy costs no space
+// until the region's compactions remove their own names of the files it
+// shares. dir must not exist and must be on the region's filesystem; a
+// crash during the call leaves either the whole checkpoint or none.
+//
+//	if err := r.Checkpoint("/backups/region-2026-05-01"); err != nil { ... }
+//	c, err := region.Open("/backups/region-2026-05-01", region.Options{})
+//
+// LinkStoreFiles is the step a checkpoint is made of, for callers that
+// keep the list of files themselves (the server's table snapshots):
+// it links the store files of every family into a directory, flushing first
+// if asked, and returns them. LinkClosedStoreFiles does the same for a
+// region that is not open; IsStoreFileName tells store files from other
+// entries of a family's directory.
+//
 // # Bulk load
 //
 // BulkLoadHFiles makes HFiles written elsewhere (by HBase's

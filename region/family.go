@@ -232,7 +232,21 @@ func (r *Region) writeDescriptor(set *storeSet) error { return r.writeDescriptor
 //
 // REQUIRES: r.adminMu is held, or the region is not open yet.
 func (r *Region) writeDescriptorWith(set *storeSet, override *FamilyOptions) error {
-	desc := descriptor{Table: r.opts.Table, Meta: r.meta}
+	return writeDescriptorFile(r.fs, r.dir, r.descriptorOf(set, override))
+}
+
+// writeDescriptorIn writes set's families as the .regioninfo of another
+// directory (a checkpoint).
+//
+// REQUIRES: r.adminMu is held.
+func (r *Region) writeDescriptorIn(dir string, set *storeSet) error {
+	return writeDescriptorFile(r.fs, dir, r.descriptorOf(set, nil))
+}
+
+// descriptorOf is what .regioninfo holds for set, with override in place
+// of the family of its name.
+func (r *Region) descriptorOf(set *storeSet, override *FamilyOptions) *descriptor {
+	desc := &descriptor{Table: r.opts.Table, Meta: r.meta}
 	for _, s := range set.stores {
 		o := s.options()
 		if override != nil && override.Name == s.name {
@@ -242,7 +256,7 @@ func (r *Region) writeDescriptorWith(set *storeSet, override *FamilyOptions) err
 		rec.CreatedSeq = uint64(s.createdSeq)
 		desc.Families = append(desc.Families, rec)
 	}
-	return writeDescriptorFile(r.fs, r.dir, &desc)
+	return desc
 }
 
 func writeDescriptorFile(fs vfs.FS, dir string, desc *descriptor) error {

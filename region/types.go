@@ -7,8 +7,8 @@ import (
 )
 
 // FS is the filesystem seam a region reads and writes its files through
-// (Options.FS): Create, Open, OpenDir, Remove, Rename, Truncate, List,
-// MkdirAll and Stat, with files that append, read at offsets, sync and
+// (Options.FS): Create, Open, OpenDir, Remove, Rename, Link, Truncate,
+// List, MkdirAll and Stat, with files that append, read at offsets, sync and
 // stat. Its methods' contracts are those of the operating system's.
 type FS = vfs.FS
 

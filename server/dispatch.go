@@ -73,6 +73,11 @@ var masterMethods = map[string]methodFunc{
 	"ListNamespaceDescriptors":        (*Server).handleListNamespaceDescriptors,
 	"ListTableNamesByNamespace":       (*Server).handleListTableNamesByNamespace,
 	"ListTableDescriptorsByNamespace": (*Server).handleListTableDescriptorsByNamespace,
+	"Snapshot":                        (*Server).handleSnapshot,
+	"IsSnapshotDone":                  (*Server).handleIsSnapshotDone,
+	"GetCompletedSnapshots":           (*Server).handleGetCompletedSnapshots,
+	"DeleteSnapshot":                  (*Server).handleDeleteSnapshot,
+	"RestoreSnapshot":                 (*Server).handleRestoreSnapshot,
 }
 
 var adminMethods = map[string]methodFunc{
@@ -517,4 +522,72 @@ func (s *Server) handleGetMetaRegionLocations(c *ipc.Call) (ipc.Reply, error) {
 
 func (s *Server) handleGetBootstrapNodes(c *ipc.Call) (ipc.Reply, error) {
 	return ipc.Reply{Msg: &hbasepb.GetBootstrapNodesResponse{ServerName: []*hbasepb.ServerName{s.serverNamePB()}}}, nil
+}
+
+// handleSnapshot takes a snapshot before it answers. As HBase 2.5+'s
+// master it answers a procedure id, which newer clients poll with
+// getProcedureResult; older ones (and gohbase) poll IsSnapshotDone within
+// expected_timeout. Refusals (the snapshot exists, the table does not)
+// come back from the call itself, as from HBase's pre-checks.
+func (s *Server) handleSnapshot(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.SnapshotRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.takeSnapshot(req.GetSnapshot(), c.User) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.SnapshotResponse{ExpectedTimeout: proto.Int64(snapshotTimeout), ProcId: proto.Int64(int64(id))}}, nil
+}
+
+func (s *Server) handleIsSnapshotDone(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.IsSnapshotDoneRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	d, err := s.snapshotDone(req.GetSnapshot())
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.IsSnapshotDoneResponse{Done: proto.Bool(true), Snapshot: d}}, nil
+}
+
+func (s *Server) handleGetCompletedSnapshots(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.GetCompletedSnapshotsRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	ds, err := s.listSnapshots()
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.GetCompletedSnapshotsResponse{Snapshots: ds}}, nil
+}
+
+func (s *Server) handleDeleteSnapshot(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.DeleteSnapshotRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	if err := s.deleteSnapshot(req.GetSnapshot().GetName()); err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.DeleteSnapshotResponse{}}, nil
+}
+
+// handleRestoreSnapshot restores a snapshot into its table or clones it
+// into a new one (the request's snapshot.table names the target), as
+// HBase's master: both Admin.restoreSnapshot and Admin.cloneSnapshot of
+// HBase 2 clients send this, then poll getProcedureResult.
+func (s *Server) handleRestoreSnapshot(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.RestoreSnapshotRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	id, err := s.runProc(func() error { return s.restoreOrClone(req.GetSnapshot()) })
+	if err != nil {
+		return ipc.Reply{}, err
+	}
+	return ipc.Reply{Msg: &hbasepb.RestoreSnapshotResponse{ProcId: proto.Uint64(id)}}, nil
 }

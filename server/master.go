@@ -15,7 +15,6 @@ import (
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/regionkv/regionkv/region"
-	"github.com/regionkv/regionkv/wal"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -134,7 +133,7 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 	if err != nil {
 		return errors.Wrap(err, "server: encoding table descriptor")
 	}
-	if err := s.writeFileAtomic(filepath.Join(dir, ".tabledesc"), b); err != nil {
+	if err := s.writeFileAtomic(filepath.Join(dir, tableDescName), b); err != nil {
 		return err
 	}
 	id := uint64(time.Now().UnixMilli())
@@ -153,15 +152,15 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t, dir: filepath.Join(dir, ri.EncodedName())}
 		t.regions = append(t.regions, hr)
 	}
-	// Meta first says the table is ENABLING, so a crash part way through
-	// leaves a table that the next start finishes opening.
-	if err := s.setTableState(t, hbasepb.TableState_ENABLING); err != nil {
-		return err
-	}
+	// Meta first says, in one batch, that the table is ENABLING and which
+	// regions it has, so a crash part way through leaves a table that the
+	// next start finishes opening (or none, and its directory is removed).
+	ms := []region.Mutation{s.metaTableStatePut(name, hbasepb.TableState_ENABLING)}
 	for _, hr := range t.regions {
-		if err := s.putRegionInfo(hr); err != nil {
-			return err
-		}
+		ms = append(ms, s.metaRegionPut(hr))
+	}
+	if err := s.metaBatch(ms); err != nil {
+		return err
 	}
 	if err := s.openRegions(t); err != nil {
 		return err
@@ -241,21 +240,18 @@ func (s *Server) deleteTable(pb *hbasepb.TableName) error {
 	if t.getState() != hbasepb.TableState_DISABLED {
 		return ipc.Errorf(ipc.ClassTableNotDisabledException, "%s", t.name)
 	}
-	meta := s.meta.r.Load()
+	// One batch: a crash leaves the table listed whole or not at all (its
+	// directory is then removed at start).
+	var ms []region.Mutation
 	for _, hr := range t.regions {
-		if err := meta.Delete(&region.Delete{Row: hr.name, Durability: wal.FSyncWAL}); err != nil {
-			return errors.Wrap(err, "server: deleting from hbase:meta")
-		}
+		ms = append(ms, s.metaDeleteRow(hr.name))
 	}
-	if err := meta.Delete(&region.Delete{Row: []byte(t.name.String()), Durability: wal.FSyncWAL}); err != nil {
+	ms = append(ms, s.metaDeleteRow([]byte(t.name.String())))
+	if err := s.metaBatch(ms); err != nil {
 		return errors.Wrap(err, "server: deleting from hbase:meta")
 	}
 	s.mu.Lock()
-	delete(s.tables, t.name.String())
-	for _, hr := range t.regions {
-		delete(s.regions, string(hr.name))
-		delete(s.encoded, hr.info.EncodedName())
-	}
+	s.removeTableLocked(t)
 	s.mu.Unlock()
 	if err := vfs.RemoveAll(s.fs, s.tableDir(t.name)); err != nil {
 		return errors.Wrapf(err, "server: removing the files of %s", t.name)

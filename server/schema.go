@@ -258,3 +258,8 @@ func systemSchema(t TableName, fams ...region.FamilyOptions) *hbasepb.TableSchem
 }
 
 var _ = proto.String
+
+// TableFamilies checks a table descriptor's column families as CreateTable
+// does and returns them as regions take them, for tools that read
+// descriptors outside a server (regionsrv export).
+func TableFamilies(ts *hbasepb.TableSchema) ([]region.FamilyOptions, error) { return tableFamilies(ts) }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/ipc"
@@ -62,6 +63,10 @@ type Server struct {
 	// namespaces are hbase:namespace's rows, by name; guarded by mu,
 	// changed under ddl too.
 	namespaces map[string]*hbasepb.NamespaceDescriptor
+
+	// lastMetaDelete is the timestamp of the newest delete marker the
+	// server wrote to hbase:meta (see metaTime).
+	lastMetaDelete atomic.Int64
 
 	scanners *scannerLeases
 	procs    procedures
@@ -196,6 +201,9 @@ func Start(cfg Config) (*Server, error) {
 	s.cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	s.startCode = uint64(time.Now().UnixMilli())
 	if err := s.loadClusterID(); err != nil {
+		return nil, err
+	}
+	if err := s.prepareSnapshots(); err != nil {
 		return nil, err
 	}
 	if err := s.openCatalog(); err != nil {
@@ -370,6 +378,9 @@ func (s *Server) openCatalog() error {
 			return err
 		}
 	}
+	if err := s.removeOrphanTableDirs(); err != nil {
+		return err
+	}
 	return s.loadNamespaces()
 }
 
@@ -433,7 +444,10 @@ func (s *Server) readMeta() (map[string]*metaTable, error) {
 
 // loadTable reads a table's descriptor and opens its regions if enabled.
 func (s *Server) loadTable(mt *metaTable) error {
-	b, err := vfs.ReadFile(s.fs, filepath.Join(s.tableDir(mt.name), ".tabledesc"))
+	if err := s.finishRestore(mt); err != nil {
+		return err
+	}
+	b, err := vfs.ReadFile(s.fs, filepath.Join(s.tableDir(mt.name), tableDescName))
 	if err != nil {
 		return errors.Wrapf(err, "server: reading the descriptor of %s", mt.name)
 	}
@@ -522,13 +536,74 @@ func (s *Server) closeRegions(t *table) error {
 }
 
 func (s *Server) metaPut(p *region.Put) error {
-	p.Durability = wal.FSyncWAL // the catalog must survive power loss
+	s.stampMetaPut(p)
 	return errors.Wrap(s.meta.r.Load().Put(p), "server: writing hbase:meta")
 }
 
-// putRegionInfo writes a region's info:regioninfo row.
-func (s *Server) putRegionInfo(hr *hostedRegion) error {
-	return s.metaPut(region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())))
+// stampMetaPut makes p a put the catalog keeps: FSYNC_WAL, and stamped
+// with metaTime.
+func (s *Server) stampMetaPut(p *region.Put) {
+	p.Durability = wal.FSyncWAL // the catalog must survive power loss
+	ts := s.metaTime()
+	for i := range p.Cells {
+		if p.Cells[i].Timestamp == encoding.LatestTimestamp {
+			p.Cells[i].Timestamp = ts
+		}
+	}
+}
+
+// metaTime returns the timestamp of a put to hbase:meta: the clock, once
+// it has passed the server's newest delete marker in hbase:meta. A marker
+// stamped T hides every put stamped T, so without the wait a row written
+// again in the millisecond it was deleted (a table cloned or created under
+// the name of one just deleted, whose region rows have the same keys)
+// would stay hidden.
+func (s *Server) metaTime() int64 {
+	for {
+		now := time.Now().UnixMilli()
+		if now > s.lastMetaDelete.Load() {
+			return now
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// metaDeleteRow returns a delete of a whole hbase:meta row (both
+// families), FSYNC_WAL, and notes its timestamp for metaTime.
+func (s *Server) metaDeleteRow(row []byte) *region.Delete {
+	ts := time.Now().UnixMilli()
+	for {
+		last := s.lastMetaDelete.Load()
+		if last >= ts || s.lastMetaDelete.CompareAndSwap(last, ts) {
+			break
+		}
+	}
+	d := region.NewDelete(row).AddFamily(famInfo, ts).AddFamily(famTable, ts)
+	d.Durability = wal.FSyncWAL
+	return d
+}
+
+// metaBatch applies puts (stamped as metaPut does) and deletes
+// (metaDeleteRow's) to hbase:meta in one atomic batch.
+func (s *Server) metaBatch(ms []region.Mutation) error {
+	for _, m := range ms {
+		if p, ok := m.(*region.Put); ok {
+			s.stampMetaPut(p)
+		}
+	}
+	return errors.Wrap(s.meta.r.Load().Batch(ms), "server: writing hbase:meta")
+}
+
+// metaRegionPut is the row HBase's MetaTableAccessor.addRegionsToMeta
+// writes for a region that is not open: info:regioninfo, info:state CLOSED.
+func (s *Server) metaRegionPut(hr *hostedRegion) *region.Put {
+	return region.NewPut(hr.name).Add(famInfo, colRegionInfo, marshalPBUF(hr.info.PB())).
+		Add(famInfo, colState, []byte("CLOSED"))
+}
+
+// metaTableStatePut is a table's state row.
+func (s *Server) metaTableStatePut(t TableName, st hbasepb.TableState_State) *region.Put {
+	return region.NewPut([]byte(t.String())).Add(famTable, colState, marshalPBUF(&hbasepb.TableState{State: st.Enum()}))
 }
 
 // putRegionLocation records that this server serves hr.
@@ -547,8 +622,7 @@ func (s *Server) setTableState(t *table, st hbasepb.TableState_State) error {
 	if t.name == MetaTableName {
 		return nil
 	}
-	return s.metaPut(region.NewPut([]byte(t.name.String())).
-		Add(famTable, colState, marshalPBUF(&hbasepb.TableState{State: st.Enum()})))
+	return s.metaPut(s.metaTableStatePut(t.name, st))
 }
 
 // putNamespace writes a namespace's row in hbase:namespace.

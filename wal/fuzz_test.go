@@ -112,6 +112,7 @@ func (memFS) Create(string) (vfs.File, error)    { return nil, os.ErrPermission 
 func (memFS) OpenDir(string) (vfs.File, error)   { return nil, os.ErrPermission }
 func (memFS) Remove(string) error                { return os.ErrPermission }
 func (memFS) Rename(string, string) error        { return os.ErrPermission }
+func (memFS) Link(string, string) error          { return os.ErrPermission }
 func (memFS) Truncate(string, int64) error       { return os.ErrPermission }
 func (memFS) MkdirAll(string, os.FileMode) error { return os.ErrPermission }
 

@@ -8,6 +8,7 @@
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
 //	regionsrv shell [--zk HOST:PORT] [-e CMDS | FILE]         # like `hbase shell` (tool/shell)
 //	regionsrv bulkload [--zk HOST:PORT] [--copy] DIR TABLE     # like `hbase completebulkload` (tool/bulkload)
+//	regionsrv export [--zk HOST:PORT | --dir DATA_DIR] --table T --out DIR [--snapshot S]   # HFiles for completebulkload (tool/export)
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os/signal"
 
 	"github.com/regionkv/regionkv/tool/bulkload"
+	"github.com/regionkv/regionkv/tool/export"
 	"github.com/regionkv/regionkv/tool/hfileprint"
 	"github.com/regionkv/regionkv/tool/pe"
 	"github.com/regionkv/regionkv/tool/shell"
@@ -36,7 +38,16 @@ var commands = []command{
 	{"wal", "print a WAL segment's or directory's entries (like `hbase wal`)", walprint.Main},
 	{"pe", "run a performance evaluation against an embedded region (like `hbase pe --nomapred`)", runPE},
 	{"shell", "run HBase shell commands against a cluster, interactively or from a script (like `hbase shell`)", runShell},
+	{"export", "write a table, from a snapshot, as HFiles for HBase's completebulkload, with its descriptor", runExport},
 	{"bulkload", "load a directory of HFiles (DIR/<family>/<hfile>) into a table, splitting them at its regions (like `hbase completebulkload`)", runBulkLoad},
+}
+
+// runExport is `regionsrv export`. SIGINT stops it; what it made (the
+// output directory, a temporary snapshot and table) is removed.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return export.Main(ctx, args, stdout, stderr)
 }
 
 // runShell is `regionsrv shell`, reading commands from the terminal,

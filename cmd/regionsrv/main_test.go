@@ -42,6 +42,8 @@ func TestDispatch(t *testing.T) {
 		{[]string{"pe"}, 2, "regionsrv pe: want COMMAND NCLIENTS, got no arguments\nRun 'regionsrv pe --help' for usage.\n"},
 		{[]string{"bulkload"}, 2, "regionsrv bulkload: want DIR TABLE, got no arguments\nRun 'regionsrv bulkload --help' for usage.\n"},
 		{[]string{"bulkload", "-D", "nosuch=1", "dir", "table"}, 2, `regionsrv bulkload: unknown property "nosuch"`},
+		{[]string{"export"}, 2, "regionsrv export: --table and --out are required\nRun 'regionsrv export --help' for usage.\n"},
+		{[]string{"export", "extra"}, 2, "regionsrv export: unexpected argument \"extra\"\nRun 'regionsrv export --help' for usage.\n"},
 	} {
 		code, out, errOut := runCmd(c.args...)
 		require.Equal(t, c.code, code, "%q: %s", c.args, errOut)

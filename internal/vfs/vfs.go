@@ -4,9 +4,9 @@
 // whatever was not synced (power-loss simulation, crashfs). Default is the
 // operating system's filesystem.
 //
-// The interface is deliberately small: what the WAL and the flush path need,
-// nothing more. Paths are operating system paths (use path/filepath to build
-// them).
+// The interface is deliberately small: what the WAL, the flush path and
+// snapshots (hard links) need, nothing more. Paths are operating system
+// paths (use path/filepath to build them).
 //
 // An FS is safe for concurrent use. A File is safe for concurrent ReadAt
 // calls; Write, Sync and Close must not be called concurrently with each
@@ -46,6 +46,12 @@ type FS interface {
 	Remove(name string) error
 	// Rename renames oldname to newname, replacing newname if it exists.
 	Rename(oldname, newname string) error
+	// Link makes newname a hard link to the file oldname: a second name
+	// of the same file, which lives until its last name is removed. It
+	// fails if newname exists, and for directories. Like Create, it
+	// changes newname's directory, which must be synced (SyncDir) for the
+	// link to survive a power loss.
+	Link(oldname, newname string) error
 	// Truncate changes the named file's size. It does not sync.
 	Truncate(name string, size int64) error
 	// List returns the names of the entries of dir (not full paths), sorted.
@@ -218,6 +224,10 @@ func (osFS) Remove(name string) error { return errors.WithStack(os.Remove(name))
 
 func (osFS) Rename(oldname, newname string) error {
 	return errors.WithStack(os.Rename(oldname, newname))
+}
+
+func (osFS) Link(oldname, newname string) error {
+	return errors.WithStack(os.Link(oldname, newname))
 }
 
 func (osFS) Truncate(name string, size int64) error {

@@ -39,9 +39,15 @@ func TestDefault(t *testing.T) {
 	require.Equal(t, "ello", string(buf[:n]))
 	require.NoError(t, f.Close())
 
+	// A link is a second name of the same file: it outlives the first.
+	require.NoError(t, fs.Link(filepath.Join(dir, "d"), filepath.Join(dir, "e")))
+	require.Error(t, fs.Link(filepath.Join(dir, "d"), filepath.Join(dir, "e")), "the new name exists")
 	require.NoError(t, fs.Remove(filepath.Join(dir, "d")))
 	_, err = fs.Open(filepath.Join(dir, "d"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+	b, err := ReadFile(fs, filepath.Join(dir, "e"))
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(b))
 }
 
 func TestHelpers(t *testing.T) {

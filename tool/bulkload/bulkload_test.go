@@ -59,8 +59,16 @@ func startCluster(t *testing.T) *cluster {
 		if cl.zk, shared.err = zkserver.Start(context.Background(), zkserver.Config{Dir: filepath.Join(cl.dir, "zk")}); shared.err != nil {
 			return
 		}
-		cl.srv, shared.err = server.Start(server.Config{DataDir: filepath.Join(cl.dir, "data"), Port: server.FreePort, InfoPort: -1,
-			ZKQuorum: cl.zk.Addr(), Logger: slog.New(slog.DiscardHandler)})
+		cfg := server.Config{DataDir: filepath.Join(cl.dir, "data"), Port: server.FreePort, InfoPort: -1,
+			ZKQuorum: cl.zk.Addr(), Logger: slog.New(slog.DiscardHandler)}
+		// Tests copy the store files they list and count them: no minor
+		// compaction may merge or remove them meanwhile (explicit major
+		// compactions still run).
+		if shared.err = cfg.Set("hbase.hstore.compaction.min", "100"); shared.err != nil {
+			cl.zk.Stop()
+			return
+		}
+		cl.srv, shared.err = server.Start(cfg)
 		if shared.err != nil {
 			cl.zk.Stop()
 			return

@@ -275,31 +275,31 @@ Not available yet: the client call comes with issue 15 (splits and merges).
   hbase> split 'tableName', 'splitKey'
 `},
 
-		{name: "snapshot", group: "snapshots", run: notYet("snapshot"), help: `Take a snapshot of a table.
-Not available yet: the client call comes with issue 15 (snapshots).
+		{name: "snapshot", group: "snapshots", run: cmdSnapshot, help: `Take a snapshot of a table: its descriptor, regions and store files (kept until
+the snapshot is deleted). SKIP_FLUSH => true leaves out what only the memstores hold; TTL (seconds) is how long it
+may be restored or cloned.
 
   hbase> snapshot 'sourceTable', 'snapshotName'
   hbase> snapshot 'namespace:sourceTable', 'snapshotName', {SKIP_FLUSH => true}
+  hbase> snapshot 'sourceTable', 'snapshotName', {TTL => 86400}
 `},
-		{name: "list_snapshots", group: "snapshots", run: notYet("list_snapshots"), help: `List the snapshots, all or those matching a regular expression.
-Not available yet: the client call comes with issue 15 (snapshots).
+		{name: "list_snapshots", group: "snapshots", run: cmdListSnapshots, help: `List the snapshots, all or those matching a regular expression.
 
   hbase> list_snapshots
   hbase> list_snapshots 'abc.*'
 `},
-		{name: "restore_snapshot", group: "snapshots", run: notYet("restore_snapshot"), help: `Restore a table to a snapshot; the table must be disabled.
-Not available yet: the client call comes with issue 15 (snapshots).
+		{name: "restore_snapshot", group: "snapshots", run: cmdRestoreSnapshot, help: `Restore a table to a snapshot: its descriptor, regions and data become the
+snapshot's. The table must be disabled, and stays disabled.
 
   hbase> restore_snapshot 'snapshotName'
 `},
-		{name: "clone_snapshot", group: "snapshots", run: notYet("clone_snapshot"), help: `Create a new table from a snapshot.
-Not available yet: the client call comes with issue 15 (snapshots).
+		{name: "clone_snapshot", group: "snapshots", run: cmdCloneSnapshot, help: `Create a new table from a snapshot: the snapshot's descriptor, regions and
+data, sharing its files; writes to either table never reach the other.
 
   hbase> clone_snapshot 'snapshotName', 'tableName'
   hbase> clone_snapshot 'snapshotName', 'namespace:tableName'
 `},
-		{name: "delete_snapshot", group: "snapshots", run: notYet("delete_snapshot"), help: `Delete a snapshot.
-Not available yet: the client call comes with issue 15 (snapshots).
+		{name: "delete_snapshot", group: "snapshots", run: cmdDeleteSnapshot, help: `Delete a snapshot; tables restored or cloned from it keep their data.
 
   hbase> delete_snapshot 'snapshotName'
 `},

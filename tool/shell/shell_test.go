@@ -367,7 +367,9 @@ func TestShellErrors(t *testing.T) {
 		{"put 'se', 'r', 'f:q', 'not a counter'\nget_counter 'se', 'r', 'f:q'",
 			"ERROR: the value of f:q in row r is 13 bytes, not an 8-byte counter\n"},
 		{"split 'se'", "ERROR: split is not available yet: RegionKV's client has no split call (it comes with issue 15)\n"},
-		{"snapshot 'se', 's1'", "ERROR: snapshot is not available yet: RegionKV's client has no snapshot call (it comes with issue 15)\n"},
+		{"snapshot 'se', 'se-s1'\nsnapshot 'se', 'se-s1'", "ERROR: org.apache.hadoop.hbase.snapshot.SnapshotExistsException: Snapshot 'se-s1' already stored on the filesystem.\n"},
+		{"restore_snapshot 'se-s1'", "ERROR: org.apache.hadoop.hbase.TableNotDisabledException: se\n"},
+		{"snapshot 'se', 'bad', {FLUSHY => true}", "ERROR: unknown snapshot option FLUSHY (SKIP_FLUSH, TTL)\n"},
 		{"foo 'se'", "line 1, column 1: NameError: undefined local variable or method 'foo' for main:Object (type help for the commands)\n"},
 		{"list\nscan 'se', {LIMIT => }", "-e: SyntaxError: line 2, column 22: unexpected '}', expecting a value\n"},
 	} {
@@ -400,7 +402,7 @@ func TestShellErrors(t *testing.T) {
 }
 
 // TestShellHelp: help lists the groups and their commands, help 'cmd' a
-// command's text, and the commands that wait for issue 15 say so.
+// command's text, and the command that waits for issue 15 says so.
 func TestShellHelp(t *testing.T) {
 	code, out, errOut := runShell(t, "", "-e", "help")
 	require.Equal(t, 0, code, errOut)
@@ -417,6 +419,62 @@ func TestShellHelp(t *testing.T) {
 		require.NotEmpty(t, c.help, c.name)
 		require.Contains(t, groupNames(), c.group, c.name)
 	}
+}
+
+// TestShellSnapshots: snapshot, list_snapshots, restore_snapshot,
+// clone_snapshot and delete_snapshot, as HBase's shell runs them.
+func TestShellSnapshots(t *testing.T) {
+	script := `create 'ss', 'f'
+put 'ss', 'r1', 'f:q', 'old'
+snapshot 'ss', 'ss-snap'
+snapshot 'ss', 'ss-skip', {SKIP_FLUSH => true, TTL => 3600}
+list_snapshots 'ss-.*'
+put 'ss', 'r1', 'f:q', 'new'
+disable 'ss'
+restore_snapshot 'ss-snap'
+enable 'ss'
+get 'ss', 'r1'
+clone_snapshot 'ss-snap', 'ss_clone'
+get 'ss_clone', 'r1'
+delete_snapshot 'ss-snap'
+delete_snapshot 'ss-skip'
+list_snapshots 'ss-.*'
+`
+	code, out, errOut := runShell(t, "", "-e", script)
+	require.Equal(t, 0, code, errOut)
+	out = regexp.MustCompile(`\(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [-+]\d{4}\)`).ReplaceAllString(normalize(out), "(TIME)")
+	require.Equal(t, `Created table ss
+Took 0.0000 seconds
+=> Hbase::Table - ss
+Took 0.0000 seconds
+Took 0.0000 seconds
+Took 0.0000 seconds
+SNAPSHOT  TABLE + CREATION TIME
+ ss-snap ss (TIME)
+ ss-skip ss (TIME)
+2 row(s)
+Took 0.0000 seconds
+=> ["ss-snap", "ss-skip"]
+Took 0.0000 seconds
+Took 0.0000 seconds
+Took 0.0000 seconds
+Took 0.0000 seconds
+COLUMN  CELL
+ f:q timestamp=TS, value=old
+1 row(s)
+Took 0.0000 seconds
+Took 0.0000 seconds
+COLUMN  CELL
+ f:q timestamp=TS, value=old
+1 row(s)
+Took 0.0000 seconds
+Took 0.0000 seconds
+Took 0.0000 seconds
+SNAPSHOT  TABLE + CREATION TIME
+0 row(s)
+Took 0.0000 seconds
+=> []
+`, out)
 }
 
 func groupNames() []string {

@@ -32,7 +32,8 @@
 // but not the data. Synced bytes are never changed. Sizes are part of the
 // content: a Truncate is durable only once the file is synced.
 //
-// Directories. Creating a file (Create of a new name), making a directory
+// Directories. Creating a file (Create of a new name), linking one (Link:
+// a second name of the same file, sharing its content), making a directory
 // (each level MkdirAll adds), removing an entry and renaming one are
 // directory operations. An operation is durable once every directory it
 // touches was synced (vfs.SyncDir: FS.OpenDir, then File.Sync) after it: a
@@ -45,8 +46,10 @@
 // namespace. An operation that depends on one that was lost is lost too,
 // whether durable or not: a remove or rename whose source entry is not
 // there (because its create, or the rename that put it there, was lost) does
-// nothing, and a create or mkdir whose name is still taken (because the
-// remove or rename that freed it was lost) does nothing. Entries made in a
+// nothing, and a create, link or mkdir whose name is still taken (because
+// the remove or rename that freed it was lost) does nothing. A link made
+// durable keeps its file even if the file's first name was lost (the file
+// itself exists once a name of it does). Entries made in a
 // directory whose own creation was lost are unreachable. So a program keeps
 // a file only if every directory operation that led to its name was made
 // durable, all the way from a directory that already was.
@@ -54,7 +57,7 @@
 // What the model does not do: it does not reorder changes within a file
 // (after a crash a file holds a prefix of its history, never a later write
 // without an earlier one), it does not tear a directory operation (a rename
-// is never half done, a file is never linked under two names), and it does
+// never leaves its file under both names, or under neither), and it does
 // not lose synced data. Real filesystems are usually kinder (ext4 commits a
 // whole journal on fsync); the model assumes only what POSIX promises.
 //
@@ -92,7 +95,7 @@ type Op = errorfs.Op
 // Mutating is every operation that changes what is on disk: the operations
 // at which a power cut is interesting.
 const Mutating = errorfs.OpCreate | errorfs.OpRemove | errorfs.OpRename | errorfs.OpTruncate |
-	errorfs.OpMkdir | errorfs.OpWrite | errorfs.OpSync
+	errorfs.OpMkdir | errorfs.OpWrite | errorfs.OpSync | errorfs.OpLink
 
 // ErrPowerOff is in the chain of every error of an FS after a crash (Crash,
 // CrashAt) or Freeze. It wraps syscall.EIO, which is what a program sees of
@@ -136,6 +139,7 @@ const (
 	opCreate
 	opRemove
 	opRename
+	opLink
 )
 
 // dirOp is a directory operation that is not durable yet, or follows one
@@ -424,7 +428,7 @@ func (fs *FS) foldLocked() {
 	for ; i < len(fs.pending) && fs.pending[i].durable(); i++ {
 		op := fs.pending[i]
 		switch op.kind {
-		case opMkdir, opCreate:
+		case opMkdir, opCreate, opLink:
 			op.from.durable[op.fromName] = op.n
 		case opRemove:
 			delete(op.from.durable, op.fromName)
@@ -464,7 +468,7 @@ func (fs *FS) crashCloneLocked(rng *rand.Rand) *FS {
 		}
 		from := entries(op.from)
 		switch op.kind {
-		case opMkdir, opCreate:
+		case opMkdir, opCreate, opLink:
 			if from[op.fromName] == nil {
 				from[op.fromName] = op.n
 			}
@@ -480,11 +484,18 @@ func (fs *FS) crashCloneLocked(rng *rand.Rand) *FS {
 		}
 	}
 	out := &FS{crashed: make(chan struct{})}
+	// A file with several names (Link) is one file in the image too.
+	built := map[*node]*node{}
 	var build func(n *node) *node
 	build = func(n *node) *node {
 		if !n.dir {
+			if b := built[n]; b != nil {
+				return b
+			}
 			data := n.crashContent(rng)
-			return &node{modTime: n.modTime, data: data, synced: data}
+			b := &node{modTime: n.modTime, data: data, synced: data}
+			built[n] = b
+			return b
 		}
 		d := newDir()
 		d.modTime = n.modTime
@@ -668,6 +679,35 @@ func (fs *FS) parentOfLocked(d *node) *node {
 		return nil
 	}
 	return find(fs.root)
+}
+
+// Link implements vfs.FS: newname becomes a second name of oldname's file,
+// a directory operation of newname's directory (durable once it is
+// synced, as a create is).
+func (fs *FS) Link(oldname, newname string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, err := fs.enterLocked(errorfs.OpLink, oldname); err != nil {
+		return err
+	}
+	n := fs.lookupLocked(oldname)
+	if n == nil {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: os.ErrNotExist}
+	}
+	if n.dir {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	}
+	dir, base, err := fs.parentLocked("link", newname)
+	if err != nil {
+		return err
+	}
+	if dir.children[base] != nil {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EEXIST}
+	}
+	dir.children[base] = n
+	dir.modTime = time.Now()
+	fs.logLocked(&dirOp{kind: opLink, from: dir, fromName: base, n: n})
+	return nil
 }
 
 // Truncate implements vfs.FS.

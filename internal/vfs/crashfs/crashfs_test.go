@@ -519,3 +519,67 @@ func TestRandomAgainstModel(t *testing.T) {
 	}
 	require.Greater(t, checked, 50, "durable files checked in images")
 }
+
+// TestLinks: a link is a second name of the same file; it is a directory
+// operation of its directory, durable once that is synced, and an image
+// keeps the names of one file one file (a write through one name is seen
+// through the other), whichever names survive.
+func TestLinks(t *testing.T) {
+	fs := New()
+	require.NoError(t, fs.MkdirAll("/a", 0o755))
+	require.NoError(t, fs.MkdirAll("/snap", 0o755))
+	f := writeFile(t, fs, "/a/x", "data", true)
+	require.NoError(t, f.Close())
+	fs.SyncAll()
+
+	require.NoError(t, fs.Link("/a/x", "/snap/x"))
+	require.Equal(t, "data", content(t, fs, "/snap/x"))
+	err := fs.Link("/a/x", "/snap/x")
+	require.True(t, errors.Is(err, syscall.EEXIST), "%v", err)
+	err = fs.Link("/a/nope", "/snap/y")
+	require.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
+	err = fs.Link("/a", "/snap/dir")
+	require.Error(t, err, "directories cannot be linked")
+	_, err = fs.Stat("/snap/dir")
+	require.True(t, errors.Is(err, os.ErrNotExist))
+
+	where := func(img *FS) string { return content(t, img, "/a/x") + " " + content(t, img, "/snap/x") }
+	require.ElementsMatch(t, []string{"data <none>", "data data"}, keys(outcomes(t, fs, where)))
+	require.NoError(t, vfs.SyncDir(fs, "/a"))
+	require.ElementsMatch(t, []string{"data <none>", "data data"}, keys(outcomes(t, fs, where)),
+		"syncing the source's directory does not make the link durable")
+	require.NoError(t, vfs.SyncDir(fs, "/snap"))
+	require.Equal(t, map[string]int{"data data": images}, outcomes(t, fs, where))
+
+	// Removing one name leaves the other; once durable, the file lives on
+	// under the link alone.
+	require.NoError(t, fs.Remove("/a/x"))
+	require.Equal(t, "data", content(t, fs, "/snap/x"))
+	require.ElementsMatch(t, []string{"data data", "<none> data"}, keys(outcomes(t, fs, where)))
+	require.NoError(t, vfs.SyncDir(fs, "/a"))
+	require.Equal(t, map[string]int{"<none> data": images}, outcomes(t, fs, where))
+
+	// Two names of one file in an image are still one file.
+	g := writeFile(t, fs, "/a/y", "one", true)
+	require.NoError(t, g.Close())
+	require.NoError(t, fs.Link("/a/y", "/a/z"))
+	fs.SyncAll()
+	img := fs.CrashClone(rng(1))
+	h, err := img.Create("/a/y") // truncates the file, under both names
+	require.NoError(t, err)
+	_, err = h.Write([]byte("two"))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, "two", content(t, img, "/a/z"))
+	require.Equal(t, "one", content(t, fs, "/a/z"), "images are independent of the live FS")
+
+	// A link to a file whose first name is not durable survives on its
+	// own once its directory is synced: the file exists once a name of it
+	// does.
+	k := writeFile(t, fs, "/a/new", "fresh", true)
+	require.NoError(t, k.Close())
+	require.NoError(t, fs.Link("/a/new", "/snap/new"))
+	require.NoError(t, vfs.SyncDir(fs, "/snap"))
+	seen := outcomes(t, fs, func(img *FS) string { return content(t, img, "/a/new") + " " + content(t, img, "/snap/new") })
+	require.ElementsMatch(t, []string{"fresh fresh", "<none> fresh"}, keys(seen))
+}

@@ -68,14 +68,15 @@ const (
 	OpSync                    // File.Sync, of files and of directories
 	OpRead                    // File.ReadAt
 	OpClose                   // File.Close (the file is closed all the same)
+	OpLink                    // FS.Link (matched on either name)
 
 	// OpAll is every operation.
 	OpAll = OpCreate | OpOpen | OpOpenDir | OpRemove | OpRename | OpTruncate | OpList | OpMkdir |
-		OpStat | OpWrite | OpSync | OpRead | OpClose
+		OpStat | OpWrite | OpSync | OpRead | OpClose | OpLink
 )
 
 var opNames = []string{"create", "open", "opendir", "remove", "rename", "truncate", "list", "mkdir",
-	"stat", "write", "sync", "read", "close"}
+	"stat", "write", "sync", "read", "close", "link"}
 
 // String returns the names of the operations in o, joined by "|".
 func (o Op) String() string {
@@ -125,7 +126,7 @@ type Rule struct {
 	// Ops are the operations the rule applies to.
 	Ops Op
 	// PathContains, if not empty, restricts the rule to paths containing
-	// it (for OpRename, either the old or the new name).
+	// it (for OpRename and OpLink, either the old or the new name).
 	PathContains string
 	// PathMatch, if not nil, restricts the rule to paths it accepts.
 	PathMatch func(path string) bool
@@ -457,6 +458,14 @@ func (fs *FS) Rename(oldname, newname string) error {
 		return err
 	}
 	return fs.inner.Rename(oldname, newname)
+}
+
+// Link implements vfs.FS.
+func (fs *FS) Link(oldname, newname string) error {
+	if err := fs.check2(OpLink, oldname, newname); err != nil {
+		return err
+	}
+	return fs.inner.Link(oldname, newname)
 }
 
 // Truncate implements vfs.FS.

@@ -46,6 +46,7 @@ func script(t *testing.T, fs vfs.FS, dir string) map[string]error {
 	_, errs["stat"] = fs.Stat(a)
 	errs["truncate"] = fs.Truncate(a, 5)
 	errs["rename"] = fs.Rename(a, b)
+	errs["link"] = fs.Link(b, filepath.Join(dir, "c.data"))
 	errs["remove"] = fs.Remove(b)
 	return errs
 }
@@ -75,7 +76,8 @@ func TestRules(t *testing.T) {
 		{name: "open", rules: []Rule{{Ops: OpOpen, Err: syscall.ENOSPC}}, failed: []string{"open"}, errno: syscall.ENOSPC},
 		{name: "the 2nd sync only", rules: []Rule{{Ops: OpSync, After: 1, Limit: 1}}, failed: []string{"dirsync"}, errno: syscall.EIO},
 		{name: "every op after the 1st", rules: []Rule{{Ops: OpAll, After: 1}},
-			failed: []string{"create", "open", "opendir", "list", "stat", "truncate", "rename", "remove"}, errno: syscall.EIO},
+			failed: []string{"create", "open", "opendir", "list", "stat", "truncate", "rename", "link", "remove"}, errno: syscall.EIO},
+		{name: "link, by new name", rules: []Rule{{Ops: OpLink, PathContains: "c.data"}}, failed: []string{"link"}, errno: syscall.EIO},
 		{name: "probability 0 means always", rules: []Rule{{Ops: OpList, Probability: 0}}, failed: []string{"list"}, errno: syscall.EIO},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
