@@ -101,7 +101,7 @@ func (c *Client) Batch(ctx context.Context, actions []Action) ([]BatchResult, er
 		for _, i := range pending {
 			loc, err := c.locate(ctx, enc[i].table, enc[i].row)
 			if err == nil && loc.addr == "" {
-				err = errors.Mark(errors.Newf("client: region %s is not assigned", loc.name), errNoRegion)
+				err = errors.Mark(errors.Newf("region %s is not assigned", loc.name), errNoRegion)
 			}
 			if err != nil {
 				fail(i, err, "")

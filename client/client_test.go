@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,6 +202,13 @@ func TestGetPut(t *testing.T) {
 	require.True(t, r.Empty())
 	_, err := c.Get(ctx(t), &Get{Table: "nosuchtable", Row: []byte("r")})
 	require.True(t, IsException(err, ipc.ClassTableNotFoundException), "%v", err)
+	// One "client: " prefix, at the operation; what it wraps says the rest.
+	require.Equal(t, `client: get in nosuchtable (row "r"): no regions in hbase:meta: org.apache.hadoop.hbase.TableNotFoundException: nosuchtable`, err.Error())
+	sc := c.Scan(&Scan{Table: "nosuchtable"})
+	_, err = sc.Next(ctx(t))
+	require.Error(t, err)
+	require.Equal(t, 1, strings.Count(err.Error(), "client: "), "%v", err)
+	sc.Close()
 	_, err = c.Mutate(ctx(t), NewPut(tbl, []byte("r")).Add([]byte("nofam"), qa, []byte("v")))
 	require.True(t, IsException(err, ipc.ClassNoSuchColumnFamilyException), "%v", err)
 	_, err = c.Get(ctx(t), &Get{Table: tbl, Row: []byte("r"), Columns: []Column{Fam("nofam")}})

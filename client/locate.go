@@ -164,7 +164,7 @@ func (c *Client) locate(ctx context.Context, table string, row []byte) (*regionL
 	}
 	i := sort.Search(len(regions), func(i int) bool { return bytes.Compare(regions[i].start, row) > 0 }) - 1
 	if i < 0 || !regions[i].contains(row) {
-		return nil, errors.Mark(errors.Newf("client: no region of %s contains row %q", table, row), errNoRegion)
+		return nil, errors.Mark(errors.Newf("no region of %s contains row %q", table, row), errNoRegion)
 	}
 	return regions[i], nil
 }
@@ -177,7 +177,7 @@ func (c *Client) locateLast(ctx context.Context, table string) (*regionLoc, erro
 	}
 	last := regions[len(regions)-1]
 	if len(last.end) != 0 {
-		return nil, errors.Mark(errors.Newf("client: the last region of %s ends at %q", table, last.end), errNoRegion)
+		return nil, errors.Mark(errors.Newf("the last region of %s ends at %q", table, last.end), errNoRegion)
 	}
 	return last, nil
 }
@@ -194,7 +194,7 @@ func (c *Client) locateBefore(ctx context.Context, table string, key []byte) (*r
 			return r, nil
 		}
 	}
-	return nil, errors.Mark(errors.Newf("client: no region of %s ends at %q", table, key), errNoRegion)
+	return nil, errors.Mark(errors.Newf("no region of %s ends at %q", table, key), errNoRegion)
 }
 
 // loadRegions reads table's regions from hbase:meta: a forward scan of
@@ -224,7 +224,7 @@ func (c *Client) loadRegions(ctx context.Context, table string) ([]*regionLoc, e
 			if classify(err) == retryServer {
 				c.handleFailure(err, addr, "")
 			}
-			return nil, errors.Wrapf(err, "client: scanning hbase:meta on %s for %s", addr, table)
+			return nil, errors.Wrapf(err, "scanning hbase:meta on %s for %s", addr, table)
 		}
 		results, err := decodeScanResponse(resp, cb)
 		if err != nil {
@@ -258,7 +258,7 @@ func (c *Client) loadRegions(ctx context.Context, table string) ([]*regionLoc, e
 	}
 	if len(out) == 0 {
 		return nil, errors.Wrapf(&ipc.Exception{Class: classTableNotFound, Message: table},
-			"client: table %s has no regions in hbase:meta", table)
+			"no regions in hbase:meta")
 	}
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].start, out[j].start) < 0 })
 	return out, nil
@@ -290,7 +290,7 @@ func parseMetaRow(r *Result, table string) (*regionLoc, bool, error) {
 	}
 	var ri hbasepb.RegionInfo
 	if err := hbasepb.ParsePB(v, &ri); err != nil {
-		return nil, false, errors.Wrapf(err, "client: hbase:meta row %q: info:regioninfo", row)
+		return nil, false, errors.Wrapf(err, "hbase:meta row %q: info:regioninfo", row)
 	}
 	if tableNameString(ri.GetTableName()) != table {
 		return nil, false, nil

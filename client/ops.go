@@ -31,7 +31,7 @@ func (c *Client) withRegion(ctx context.Context, op, table string, row []byte, i
 		if err == nil {
 			addr = loc.addr
 			if addr == "" {
-				err = errors.Mark(errors.Newf("client: region %s is not assigned", loc.name), errNoRegion)
+				err = errors.Mark(errors.Newf("region %s is not assigned", loc.name), errNoRegion)
 			} else {
 				err = fn(loc)
 			}

@@ -104,16 +104,16 @@ func (c *Client) lookupMeta(ctx context.Context, table string, row []byte) (*reg
 			// An offline region (a split parent) comes before its
 			// daughters only in a meta being changed; HBase's locator
 			// reports it as not online, and so do we.
-			return nil, addr, errors.Mark(errors.Newf("client: the region of %s at %q is offline", table, row), errNoRegion)
+			return nil, addr, errors.Mark(errors.Newf("the region of %s at %q is offline", table, row), errNoRegion)
 		}
 		if !loc.contains(row) {
-			return nil, addr, errors.Mark(errors.Newf("client: no region of %s contains row %q: hbase:meta has %s, which ends at %q",
+			return nil, addr, errors.Mark(errors.Newf("no region of %s contains row %q: hbase:meta has %s, which ends at %q",
 				table, row, loc.name, loc.end), errNoRegion)
 		}
 		return loc, addr, nil
 	}
 	return nil, addr, errors.Wrapf(&ipc.Exception{Class: classTableNotFound, Message: table},
-		"client: no region of %s at or before row %q in hbase:meta", table, row)
+		"no region of %s at or before row %q in hbase:meta", table, row)
 }
 
 // info returns r as the exported RegionInfo.

@@ -30,7 +30,7 @@ func (c *Client) withRegionName(ctx context.Context, op string, name []byte, fn 
 		regions, err := c.tableRegions(ctx, table)
 		addr := ""
 		if err == nil {
-			err = errors.Mark(errors.Newf("client: no region %q in hbase:meta", name), errNoRegion)
+			err = errors.Mark(errors.Newf("no region %q in hbase:meta", name), errNoRegion)
 			for _, loc := range regions {
 				if bytes.Equal(loc.name, name) {
 					addr = loc.addr

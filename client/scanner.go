@@ -249,7 +249,7 @@ func (s *Scanner) fetchOnce(ctx context.Context) error {
 		s.started, s.prevOf = true, nil
 	}
 	if s.loc.addr == "" {
-		return errors.Mark(errors.Newf("client: region %s is not assigned", s.loc.name), errNoRegion)
+		return errors.Mark(errors.Newf("region %s is not assigned", s.loc.name), errNoRegion)
 	}
 	rows := s.scan.Caching
 	if s.scan.Limit > 0 {

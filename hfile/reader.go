@@ -147,7 +147,7 @@ func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, 
 
 func (r *Reader) open() error {
 	if r.size < TrailerSize {
-		return encoding.CorruptionErrorf("file of %d bytes is too small for an HFile v3 trailer", r.size)
+		return notHFile("its %d bytes are fewer than an HFile trailer's %d", r.size, TrailerSize)
 	}
 	tb := make([]byte, TrailerSize)
 	if _, err := r.f.ReadAt(tb, r.size-TrailerSize); err != nil {

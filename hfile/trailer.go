@@ -104,6 +104,16 @@ var trailerFields = [...]struct {
 	16: {"kek_checksum", protowire.VarintType},
 }
 
+// ErrNotHFile marks the error of opening a file that is not an HFile at
+// all: too short for a trailer, or without the trailer's magic and a
+// version. Such errors are marked encoding.ErrCorruption too, as a store
+// file that is not an HFile is damaged.
+var ErrNotHFile = errors.New("not an HFile")
+
+func notHFile(format string, args ...any) error {
+	return errors.Mark(errors.Mark(errors.Newf("not an HFile: "+format, args...), ErrNotHFile), encoding.ErrCorruption)
+}
+
 // requiredTrailerFields are the fields every HBase version writes
 // (FixedFileTrailer.serializeAsPB sets 1 to 12 unconditionally; we leave
 // out 9 and 10 in an empty file). The trailer has no checksum, and a flipped
@@ -120,7 +130,7 @@ var requiredTrailerFields = [...]protowire.Number{1, 2, 3, 4, 5, 6, 7, 8, 11, 12
 // and name the field and the trailer's offset.
 func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 	if len(b) < TrailerSize {
-		return nil, encoding.CorruptionErrorf("file of %d bytes is too small for an HFile v3 trailer", fileSize)
+		return nil, notHFile("its %d bytes are fewer than an HFile trailer's %d", fileSize, TrailerSize)
 	}
 	at := fileSize - TrailerSize
 	bad := func(format string, args ...interface{}) error {
@@ -131,10 +141,16 @@ func decodeTrailer(b []byte, fileSize int64) (*Trailer, error) {
 		CompressionCodec: CompressionNone}
 	// HBase reads minor versions 0 to 3 of v3 and only 3 of v2 (with a
 	// protobuf trailer); anything above 3 is no version it wrote.
-	if !((t.MajorVersion == 3 && t.MinorVersion <= MinorVersion) || (t.MajorVersion == 2 && t.MinorVersion == 3)) {
+	versionOK := (t.MajorVersion == 3 && t.MinorVersion <= MinorVersion) || (t.MajorVersion == 2 && t.MinorVersion == 3)
+	magicOK := string(b[:8]) == trailerMagic
+	switch {
+	case !versionOK && !magicOK:
+		// Neither the magic nor the version: some other kind of file,
+		// rather than an HFile with a damaged trailer.
+		return nil, notHFile("no HFile trailer (magic %q and a version) in its last %d bytes", trailerMagic, TrailerSize)
+	case !versionOK:
 		return nil, bad("unsupported HFile version %d.%d (want 3, or 2 with minor 3)", t.MajorVersion, t.MinorVersion)
-	}
-	if string(b[:8]) != trailerMagic {
+	case !magicOK:
 		return nil, bad("bad trailer magic %q", encoding.FormatBytes(b[:8]))
 	}
 	l, n := protowire.ConsumeVarint(b[8:])

@@ -6,8 +6,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -108,4 +110,124 @@ func TestStandaloneWithoutZooKeeper(t *testing.T) {
 	if !strings.Contains(string(out), "apt-get install zookeeper") {
 		t.Errorf("the error does not say how to install ZooKeeper:\n%s", out)
 	}
+}
+
+// syncBuffer is a strings.Builder that a running process writes to while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startServe runs `regionsrv serve ARGS...` and waits for its serving
+// line; stop sends SIGTERM and waits for a clean exit.
+func startServe(t *testing.T, args ...string) (serving string, stderr *syncBuffer, stop func()) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	stderr = &syncBuffer{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "regionsrv serving:") {
+				lines <- sc.Text()
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case serving = <-lines:
+	case err := <-done:
+		t.Fatalf("regionsrv serve exited (%v) before serving; stderr:\n%s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no serving line within 60s; stderr:\n%s", stderr.String())
+	}
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("regionsrv exited with %v after SIGTERM; stderr:\n%s", err, stderr.String())
+			}
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("regionsrv did not stop within 60s of SIGTERM")
+		}
+	}
+	t.Cleanup(stop)
+	return serving, stderr, stop
+}
+
+// TestServeStandaloneByDefault: `serve` without --zk or a quorum runs
+// standalone, as `hbase master start` does, and says so; its ZooKeeper
+// listens on hbase.zookeeper.property.clientPort from --config as from -D.
+func TestServeStandaloneByDefault(t *testing.T) {
+	zkPort := freePort(t)
+	site := filepath.Join(t.TempDir(), "hbase-site.xml")
+	if err := os.WriteFile(site, []byte(`<?xml version="1.0"?>
+<configuration>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>`+strconv.Itoa(zkPort)+`</value></property>
+  <property><name>hbase.regionserver.port</name><value>0</value></property>
+  <property><name>hbase.regionserver.info.port</name><value>0</value></property>
+</configuration>
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	serving, stderr, stop := startServe(t, "--config", site, "--data-dir", t.TempDir())
+	quorum := "127.0.0.1:" + strconv.Itoa(zkPort)
+	if !strings.Contains(serving, "zookeeper="+quorum+" ") {
+		t.Fatalf("serving line %q does not name the clientPort of the --config file", serving)
+	}
+	if !strings.Contains(stderr.String(), "regionsrv serve: no ZooKeeper quorum given (--zk or hbase.zookeeper.quorum): running standalone, with ZooKeeper as a child process on "+quorum) {
+		t.Errorf("serve did not say it runs standalone; stderr:\n%s", stderr.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := client.New(ctx, client.Options{ZKQuorum: quorum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateTable(ctx, client.TableDescriptor{Name: "by_default", Families: []client.Family{{Name: "f"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	stop()
+	if !waitPortClosed(quorum, 10*time.Second) {
+		t.Errorf("ZooKeeper still listens on %d after regionsrv stopped", zkPort)
+	}
+
+	// --no-zookeeper serves without one.
+	serving, _, stop = startServe(t, "--no-zookeeper", "--data-dir", t.TempDir(),
+		"-D", "hbase.regionserver.port=0", "-D", "hbase.regionserver.info.port=0")
+	if !strings.Contains(serving, " zookeeper= ") {
+		t.Errorf("serve --no-zookeeper: %q", serving)
+	}
+	stop()
 }

@@ -149,7 +149,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		defer f.release()
 		maxSeq = max(maxSeq, f.MaxSeq)
 	}
-	name := newFileName()
+	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
 	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, th)
 	if err != nil {

@@ -221,9 +221,11 @@
 // load its store files:
 //
 //	<dir>/.regioninfo        the families and their options (JSON)
-//	<dir>/<family>/*.hfile   published store files (HFile v3)
-//	<dir>/<family>/<file>.<parent>  a Reference to a parent region's store file
-//	                         (a split's or merge's region, until compacted)
+//	<dir>/<family>/<hex>.hfile        published store files (HFile v3), 32 hex digits
+//	<dir>/<family>/<hex>              the same named as HBase names them, with Options.HBaseFileNames
+//	<dir>/<family>/<file>.<parent>    a Reference to the store file <file> of the
+//	                                  parent region <parent> (a split's or merge's
+//	                                  region, until it compacts)
 //	<dir>/<family>/<hex>_SeqId_<N>_   bulk-loaded store files, loaded at sequence id N
 //	<dir>/.bulkload          a bulk load committing (see Bulk load)
 //	<dir>/.tmp/              flushes, compactions and bulk load copies in progress; emptied on open

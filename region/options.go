@@ -252,6 +252,16 @@ type Options struct {
 	// refuses files with rows outside them (ErrWrongRegion); other
 	// operations take any row, as the caller routes them.
 	StartKey, EndKey []byte
+	// HBaseFileNames names new store files as HBase's StoreFileInfo expects
+	// them: 32 lowercase hex digits and no suffix. Without it they are named
+	// <32 hex digits>.hfile, which HBase would read as a reference file to a
+	// region named "hfile". Both kinds are read either way, so the setting
+	// can change on a region that has files. The server sets it: its data
+	// directory is what HBase's tools meet. The embedded default keeps the
+	// suffix, which ../shared/bench/peers (the peer benchmark, not ours to
+	// change) finds data files by; data handed to HBase goes through
+	// `regionsrv export` or a snapshot, which always use HBase's names.
+	HBaseFileNames bool
 	// Families are created if new and must include every existing family
 	// (unless DropFamilies). On reopen they may be left empty to use the
 	// stored descriptor. A family that an existing region did not have

@@ -268,7 +268,8 @@ func Open(dir string, o Options) (*Region, error) {
 		}
 		r.cache = r.ownCache.hfileCache()
 	}
-	r.env = storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate}
+	r.env = storeEnv{fs: fs, cmp: r.cmp, cache: r.cache, log: r.log, bloomErrorRate: opts.BloomErrorRate,
+		hbaseNames: opts.HBaseFileNames}
 	fail := func(err error) (*Region, error) {
 		if m := opts.MemstoreLimit; m != nil {
 			m.add(-r.memSize.Load()) // what the replay counted

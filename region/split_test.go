@@ -292,11 +292,14 @@ func TestReferenceFile(t *testing.T) {
 		require.Error(t, err, "%q", bad)
 	}
 
-	store := newFileName()
-	file, parent, ok := parseReferenceName(referenceName(store, parentName))
-	require.True(t, ok)
-	require.Equal(t, store, file)
-	require.Equal(t, parentName, parent)
+	store := randomHex() + storeFileSuffix
+	for _, store := range []string{store, randomHex(), randomHex() + "_SeqId_7_"} {
+		// The embedded store's names, HBase's, and a bulk-loaded file's.
+		file, parent, ok := parseReferenceName(referenceName(store, parentName))
+		require.True(t, ok, store)
+		require.Equal(t, store, file)
+		require.Equal(t, parentName, parent)
+	}
 	for _, name := range []string{store, "x.hfile", store + ".", store + ".Z1", "junk." + parentName, ".tmp"} {
 		_, _, ok := parseReferenceName(name)
 		require.False(t, ok, name)

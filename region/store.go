@@ -81,6 +81,8 @@ type Store struct {
 	log   *slog.Logger
 	// bloomErrorRate is io.storefile.bloom.error.rate for new files.
 	bloomErrorRate float64
+	// hbaseNames names new files without the .hfile suffix (see newFileName).
+	hbaseNames bool
 
 	// mu guards files and makes (memstore segments, files) one consistent
 	// view for readers: a flush adds its file and drops the snapshot under
@@ -137,12 +139,13 @@ type storeEnv struct {
 	cache          hfile.Cache
 	log            *slog.Logger
 	bloomErrorRate float64
+	hbaseNames     bool // Options.HBaseFileNames
 }
 
 func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 	fs := env.fs
 	s := &Store{name: opts.Name, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
-		log: env.log, bloomErrorRate: env.bloomErrorRate}
+		log: env.log, bloomErrorRate: env.bloomErrorRate, hbaseNames: env.hbaseNames}
 	s.opts.Store(&opts)
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
@@ -364,7 +367,7 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 		}
 		return nil, nil
 	}
-	name := newFileName()
+	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
 	if err := s.writeFile(tmp, snap, flushSeq, now); err != nil {
 		s.removeQuietly(tmp)

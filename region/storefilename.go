@@ -10,7 +10,8 @@ import (
 )
 
 // Store file names. A flush or a compaction names its file with 32 random
-// hex digits and storeFileSuffix; a bulk load names the file it adds
+// hex digits, followed by storeFileSuffix unless Options.HBaseFileNames
+// (HBase's own names have no suffix); a bulk load names the file it adds
 // <32 hex digits>_SeqId_<N>_, as HBase's HRegionFileSystem.bulkLoadStoreFile
 // does, where N is the sequence id the load gave it (HBase's
 // StoreFileInfo reads that suffix, and so does openFile). Anything else in a
@@ -21,7 +22,12 @@ const (
 )
 
 // newFileName returns the name of a new flushed or compacted store file.
-func newFileName() string { return randomHex() + storeFileSuffix }
+func (s *Store) newFileName() string {
+	if s.hbaseNames {
+		return randomHex()
+	}
+	return randomHex() + storeFileSuffix
+}
 
 // bulkLoadFileName returns the name of a new bulk-loaded store file with
 // sequence id seq.
@@ -38,7 +44,7 @@ func randomHex() string {
 // parseStoreFileName reports whether name is a store file's and, for a
 // bulk-loaded one, the sequence id in its name (0 for others).
 func parseStoreFileName(name string) (bulkSeq encoding.SeqNum, ok bool) {
-	if strings.HasSuffix(name, storeFileSuffix) {
+	if hexName := strings.TrimSuffix(name, storeFileSuffix); len(hexName) == 32 && isHex(hexName) {
 		return 0, true
 	}
 	i := strings.LastIndex(name, bulkSeqPrefix)

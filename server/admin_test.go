@@ -89,6 +89,9 @@ func TestAdminService(t *testing.T) {
 	require.Len(t, files, 3)
 	for _, f := range files {
 		require.True(t, strings.HasPrefix(f, filepath.Join(hr.dir, "cf")+"/"), f)
+		// Named as HBase's StoreFileInfo expects a store file (no suffix,
+		// which HBase would read as a reference).
+		require.Regexp(t, `^[0-9a-f]{32}$`, filepath.Base(f))
 	}
 	fr := &hbasepb.FlushRegionResponse{}
 	call(t, a, "FlushRegion", &hbasepb.FlushRegionRequest{Region: reg}, fr, nil)

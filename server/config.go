@@ -230,6 +230,15 @@ func (c *Config) LoadSiteXML(path string) error {
 // /conf page does: what `regionsrv serve --print-config` prints.
 func (c *Config) WriteConfigXML(w io.Writer) error { return c.settings.WriteXML(w) }
 
+// Quorum returns the ZooKeeper quorum the server registers in: ZKQuorum,
+// else the one hbase.zookeeper.quorum and
+// hbase.zookeeper.property.clientPort make; "" for none.
+func (c *Config) Quorum() string { return c.withDefaults().ZKQuorum }
+
+// ZooKeeperClientPort returns hbase.zookeeper.property.clientPort, or its
+// default: the port a standalone server's ZooKeeper listens on.
+func (c *Config) ZooKeeperClientPort() int { return c.withDefaults().ZKClientPort }
+
 // withDefaults returns c with every unset field at its default.
 func (c Config) withDefaults() Config {
 	c.initBlockCache()

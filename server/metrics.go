@@ -128,7 +128,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit("walTornTailCount", "Torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornTails))
 	emit("walTornTailBytes", "Bytes of torn last WAL records dropped when regions opened.", prometheus.CounterValue, float64(tornBytes))
 	emit("compactedCount", "Compactions.", prometheus.CounterValue, float64(compactions))
-	emit("blockedRequestsCount", "Writes that waited for memstore space.", prometheus.CounterValue, float64(blocked))
+	emit("blockedRequestCount", "Writes that waited for memstore space.", prometheus.CounterValue, float64(blocked))
 	emit("readRequestCount", "Read requests.", prometheus.CounterValue, float64(reads))
 	emit("writeRequestCount", "Write requests.", prometheus.CounterValue, float64(writes))
 	emit("totalRequestCount", "Read and write requests.", prometheus.CounterValue, float64(reads+writes))
@@ -176,14 +176,7 @@ func (s *Server) startInfoServer() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Write([]byte("RegionKV region server " + s.ServerName() + "\nmetrics: /metrics\n"))
-	})
+	s.registerInfoHandlers(mux)
 	s.info = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {

@@ -350,6 +350,9 @@ func (s *Server) regionOptions(hr *hostedRegion) region.Options {
 	// or one made while the table was disabled).
 	o.DropFamilies = true
 	o.Meta = ri.Table == MetaTableName
+	// The data directory is HBase's layout: store files are named as
+	// HBase's StoreFileInfo expects.
+	o.HBaseFileNames = true
 	o.Cache = s.cache
 	o.CompactionPool = s.compactions
 	o.FS = s.fs

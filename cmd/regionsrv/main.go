@@ -2,7 +2,7 @@
 // operator's tools named after HBase's. It only parses the command line:
 // serve calls server/, the tools are the packages under tool/.
 //
-//	regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone] [--zk HOST:PORT]
+//	regionsrv serve [--config hbase-site.xml] [-D k=v ...] [--data-dir DIR] [--standalone | --zk HOST:PORT | --no-zookeeper]
 //	regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE   # like `hbase hfile` (tool/hfileprint)
 //	regionsrv wal [-p] FILE|DIR                               # like `hbase wal` (tool/walprint)
 //	regionsrv pe [options] COMMAND NCLIENTS                   # like `hbase pe --nomapred` (tool/pe)
@@ -98,6 +98,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stderr, "regionsrv: unknown command %q\n", args[0])
-	usage(stderr)
+	fmt.Fprintln(stderr, "Run 'regionsrv help' for the commands.")
 	return 2
 }

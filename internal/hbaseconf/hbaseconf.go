@@ -233,6 +233,40 @@ func (s *Settings) Set(key, value string) error {
 	return nil
 }
 
+// Clone returns a copy of s that changes independently of it.
+func (s *Settings) Clone() Settings {
+	c := Settings{order: append([]string(nil), s.order...)}
+	if s.values != nil {
+		c.values = make(map[string]string, len(s.values))
+		for k, v := range s.values {
+			c.values[k] = v
+		}
+	}
+	return c
+}
+
+// Entry is one property's effective value: Source is "set" if Settings
+// holds a value for it, else "default" (Value is then the default).
+type Entry struct {
+	*Property
+	Value, Source string
+}
+
+// Effective returns every registered property with its effective value,
+// sorted by name: what WriteXML writes and HBase's /conf page shows.
+func (s *Settings) Effective() []Entry {
+	props := Properties()
+	out := make([]Entry, 0, len(props))
+	for _, p := range props {
+		e := Entry{Property: p, Value: p.Default, Source: "default"}
+		if v, ok := s.values[p.Name]; ok {
+			e.Value, e.Source = v, "set"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // Get returns the value set for the property name names, if any.
 func (s *Settings) Get(name string) (string, bool) {
 	p, ok := Lookup(name)
@@ -304,13 +338,9 @@ func (s *Settings) WriteXML(w io.Writer) error {
 		XMLName    xml.Name   `xml:"configuration"`
 		Properties []property `xml:"property"`
 	}
-	for _, p := range Properties() {
-		v, src := p.Default, "default"
-		if sv, ok := s.values[p.Name]; ok {
-			v, src = sv, "set"
-		}
-		doc.Properties = append(doc.Properties, property{Name: p.Name, Value: v, Source: src,
-			Description: p.Doc + " (read by " + string(p.Component) + ")"})
+	for _, e := range s.Effective() {
+		doc.Properties = append(doc.Properties, property{Name: e.Name, Value: e.Value, Source: e.Source,
+			Description: e.Doc + " (read by " + string(e.Component) + ")"})
 	}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {

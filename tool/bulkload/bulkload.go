@@ -100,18 +100,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log every region load and file split")
 	var defines hbaseconf.Defines
 	fs.Var(&defines, "D", "a property `key=value` (repeatable): "+strings.Join([]string{propCopy, propIgnore, propCreate, propRetries, propThreads}, ", "))
-	if err := fs.Parse(hbaseconf.ExpandDefines(args)); err != nil {
-		return cli.ExitUsage
+	if exit, ok := fs.Parse(hbaseconf.ExpandDefines(args)); !ok {
+		return exit
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return cli.ExitUsage
+		return fs.UsageError("want DIR TABLE, got %s", cli.DescribeArgs(fs.Args()))
 	}
 	o := Options{Dir: fs.Arg(0), Table: fs.Arg(1), Copy: *copyFiles}
 	for _, kv := range defines {
 		if err := o.set(kv[0], kv[1]); err != nil {
-			fs.Reportf("%v", err)
-			return cli.ExitUsage
+			return fs.UsageError("%v", err)
 		}
 	}
 	level := slog.LevelWarn

@@ -274,7 +274,7 @@ func TestBulkLoadRefusals(t *testing.T) {
 	require.Contains(t, errOut, "does not create tables")
 	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), dir)
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "usage: regionsrv bulkload")
+	require.Equal(t, "regionsrv bulkload: want DIR TABLE, got 1 argument: "+dir+"\nRun 'regionsrv bulkload --help' for usage.\n", errOut)
 	// An empty directory loads nothing, as HBase's tool: a warning.
 	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), t.TempDir(), "u")
 	require.Equal(t, 0, code, errOut)

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -434,16 +433,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	maxSize := fs.Int64("max-file-size", 0, "start a new file of a region's family past this many `bytes` (hbase.hregion.max.filesize; default 10 GiB)")
 	var defines hbaseconf.Defines
 	fs.Var(&defines, "D", "`key=value`: zookeeper.znode.parent (default /hbase), hbase.hregion.max.filesize")
-	if err := fs.Parse(hbaseconf.ExpandDefines(args)); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cli.ExitOK
-		}
-		return cli.ExitUsage
+	if exit, ok := fs.Parse(hbaseconf.ExpandDefines(args)); !ok {
+		return exit
 	}
 	if fs.NArg() != 0 {
-		fs.Reportf("unexpected argument %q", fs.Arg(0))
-		fs.Usage()
-		return cli.ExitUsage
+		return fs.UsageError("unexpected argument %q", fs.Arg(0))
 	}
 	o := Options{DataDir: *dataDir, Table: *table, Snapshot: *snap, Out: *out, MaxFileSize: *maxSize, ZKQuorum: *zk,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
@@ -454,28 +448,23 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case "hbase.hregion.max.filesize":
 			n, err := strconv.ParseInt(d[1], 10, 64)
 			if err != nil || n <= 0 {
-				fs.Reportf("-D hbase.hregion.max.filesize=%s: not a positive number of bytes", d[1])
-				return cli.ExitUsage
+				return fs.UsageError("-D hbase.hregion.max.filesize=%s: not a positive number of bytes", d[1])
 			}
 			if o.MaxFileSize == 0 {
 				o.MaxFileSize = n
 			}
 		default:
-			fs.Reportf("-D %s: export reads only zookeeper.znode.parent and hbase.hregion.max.filesize", d[0])
-			return cli.ExitUsage
+			return fs.UsageError("-D %s: export reads only zookeeper.znode.parent and hbase.hregion.max.filesize", d[0])
 		}
 	}
 	if o.ZKQuorum == "" && o.DataDir == "" {
 		o.ZKQuorum = "127.0.0.1:2181"
 	}
 	if o.Table == "" || o.Out == "" {
-		fs.Reportf("--table and --out are required")
-		fs.Usage()
-		return cli.ExitUsage
+		return fs.UsageError("--table and --out are required")
 	}
 	if o.ZKQuorum != "" && o.DataDir != "" {
-		fs.Reportf("give --zk or --dir, not both")
-		return cli.ExitUsage
+		return fs.UsageError("give --zk or --dir, not both")
 	}
 	res, err := Run(ctx, o)
 	if err != nil {

@@ -31,8 +31,9 @@ import (
 // printing to stdout and reporting errors on stderr. It returns the exit
 // status: 0; 1 if the file cannot be read, is corrupt (the error names the
 // file and block offset) or, with -k, has keys out of order or fails
-// hfile.Reader.Verify; 2 for a bad command line (also -help: -h is the
-// block headers flag).
+// hfile.Reader.Verify; 2 for a bad command line; 0 for --help (-h is the
+// block headers flag). Without flags it prints a summary of the file, and
+// -k ends with an "OK:" line when the file passes.
 //
 // Every flag opens the file first, and Open refuses a trailer that
 // disagrees with the load-on-open section, so even -h fails on a damaged
@@ -49,9 +50,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	printHeaders := fs.Bool("h", false, "print the header of every block (verifies every checksum and the file's structure)")
 	checkRows := fs.Bool("k", false, "check that rows are in order and the file's structure is consistent; exit 1 if not")
 	keysOnly := fs.Bool("e", false, "print keys only")
-	path, ok := fs.ParsePath(args)
+	path, exit, ok := fs.ParsePath(args)
 	if !ok {
-		return cli.ExitUsage
+		return exit
 	}
 	r, err := hfile.OpenFile(path, hfile.ReaderOptions{})
 	if err != nil {
@@ -59,6 +60,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	defer r.Close()
 	p := &hfilePrinter{r: r, w: stdout}
+	if !*printKV && !*printMeta && !*printStats && !*printIndex && !*printHeaders && !*checkRows && !*keysOnly {
+		// No flag: say what the file is (HBase's printer prints nothing).
+		p.summary()
+		return cli.ExitOK
+	}
 	steps := []struct {
 		on bool
 		fn func() error
@@ -83,13 +89,45 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fs.Reportf("%d out-of-order keys in %s", p.outOfOrder, path)
 		return cli.ExitFailure
 	}
+	if *checkRows {
+		fmt.Fprintf(stdout, "OK: %s: %d cells in order; the index, the block chain and the entry count are consistent\n",
+			path, p.cellsSeen)
+	}
 	return cli.ExitOK
+}
+
+// summary prints what the file is: its version, size, cells, encoding,
+// compression, bloom and key range.
+func (p *hfilePrinter) summary() {
+	t := p.r.Trailer()
+	fi := p.r.FileInfo()
+	fmt.Fprintf(p.w, "%s: HFile v%d.%d, %d bytes\n", p.r.Name(), t.MajorVersion, t.MinorVersion, p.r.Size())
+	enc := "NONE"
+	if v, ok := fi[hfile.FileInfoDataBlockEnc]; ok {
+		enc = string(v)
+	}
+	bloom := "NONE"
+	if v, ok := fi[hfile.FileInfoBloomType]; ok {
+		bloom = string(v)
+	}
+	fmt.Fprintf(p.w, "  cells: %d, compression: %s, data block encoding: %s, bloom filter: %s\n",
+		t.EntryCount, strings.ToUpper(t.CompressionCodec.String()), enc, bloom)
+	fmt.Fprintf(p.w, "  data index: %d level(s), %d root entries; comparator: %s\n", t.NumDataIndexLevels, t.DataIndexCount,
+		t.ComparatorClassName)
+	if k := p.r.FirstKey(); k != nil {
+		fmt.Fprintf(p.w, "  first key: %s\n", k)
+	}
+	if k := p.r.LastKey(); k != nil {
+		fmt.Fprintf(p.w, "  last key: %s\n", k)
+	}
+	fmt.Fprintln(p.w, "(-m prints the metadata, -p the cells, -k checks the file; --help lists every flag)")
 }
 
 type hfilePrinter struct {
 	r          *hfile.Reader
 	w          io.Writer
 	outOfOrder int
+	cellsSeen  int64
 }
 
 func (p *hfilePrinter) headers() error {
@@ -290,6 +328,7 @@ func (p *hfilePrinter) cells(print, keysOnly, check, stats bool) error {
 	if n := p.r.EntryCount(); uint64(cellsSeen) != n {
 		return errors.Newf("%s: trailer says %d cells, found %d", p.r.Name(), n, cellsSeen)
 	}
+	p.cellsSeen = cellsSeen
 	if print {
 		fmt.Fprintf(p.w, "Scanned kv count -> %d\n", cellsSeen)
 	}

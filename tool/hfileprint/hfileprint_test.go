@@ -80,7 +80,30 @@ func TestHFileCorruptFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(junk, bytes.Repeat([]byte{7}, 5000), 0o644))
 	code, _, errOut = runCmd("hfile", "-p", junk)
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "junk")
+	require.Equal(t, "regionsrv hfile: "+junk+": not an HFile: no HFile trailer (magic \"TRABLK\\\"$\" and a version) in its last 4096 bytes\n", errOut)
+	short := filepath.Join(t.TempDir(), "short")
+	require.NoError(t, os.WriteFile(short, []byte("hello"), 0o644))
+	code, _, errOut = runCmd("hfile", short)
+	require.Equal(t, 1, code)
+	require.Equal(t, "regionsrv hfile: "+short+": not an HFile: its 5 bytes are fewer than an HFile trailer's 4096\n", errOut)
+}
+
+// TestHFileSummaryAndCheck: without flags the printer says what the file
+// is; -k on a good file says that it passed.
+func TestHFileSummaryAndCheck(t *testing.T) {
+	code, out, errOut := runCmd("hfile", hbaseFile)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
+	require.Equal(t, hbaseFile+": HFile v3.3, 5000 bytes\n"+
+		"  cells: 25, compression: GZ, data block encoding: NONE, bloom filter: ROW\n"+
+		"  data index: 1 level(s), 1 root entries; comparator: org.apache.hadoop.hbase.InnerStoreCellComparator\n"+
+		"  first key: aaa/cf:/1740407086032/Put\n"+
+		"  last key: aay/cf:/1740407086033/Put\n"+
+		"(-m prints the metadata, -p the cells, -k checks the file; --help lists every flag)\n", out)
+
+	code, out, errOut = runCmd("hfile", "-k", hbaseFile)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "OK: "+hbaseFile+": 25 cells in order; the index, the block chain and the entry count are consistent\n", out)
 }
 
 func TestHFileRowOrderCheck(t *testing.T) {
@@ -114,13 +137,31 @@ func TestHFileRowOrderCheck(t *testing.T) {
 	require.Contains(t, errOut, "1 out-of-order keys")
 }
 
+// TestHFileUsage: a bad command line gets the problem and one line
+// pointing to --help; --help prints the usage and exits 0; errors are
+// prefixed once.
 func TestHFileUsage(t *testing.T) {
-	code, _, errOut := runCmd("hfile")
+	const hint = "Run 'regionsrv hfile --help' for usage.\n"
+	code, out, errOut := runCmd("hfile")
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, "usage: regionsrv hfile")
+	require.Empty(t, out)
+	require.Equal(t, "regionsrv hfile: want one path, got no arguments\n"+hint, errOut)
+	code, _, errOut = runCmd("hfile", "a", "b")
+	require.Equal(t, 2, code)
+	require.Equal(t, "regionsrv hfile: want one path, got 2 arguments: a b\n"+hint, errOut)
+	code, _, errOut = runCmd("hfile", "-x", hbaseFile)
+	require.Equal(t, 2, code)
+	require.Equal(t, "regionsrv hfile: flag provided but not defined: -x\n"+hint, errOut)
+	for _, help := range []string{"--help", "-help"} {
+		code, out, errOut = runCmd("hfile", help)
+		require.Equal(t, 0, code, help)
+		require.Empty(t, out)
+		require.True(t, strings.HasPrefix(errOut, "usage: regionsrv hfile [-p] [-m] [-s] [-b] [-h] [-k] [-e] FILE\n"), errOut)
+		require.Contains(t, errOut, "  -k\t")
+	}
 	code, _, errOut = runCmd("hfile", "-p", "/nonexistent/file")
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "/nonexistent/file")
+	require.Equal(t, "regionsrv hfile: open /nonexistent/file: no such file or directory\n", errOut)
 }
 
 // trailerField returns the offset and length, in file b, of the value of

@@ -25,6 +25,7 @@ import (
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/internal/hbaseconf"
 	"github.com/regionkv/regionkv/region"
+	"github.com/regionkv/regionkv/tool/internal/cli"
 	"github.com/regionkv/regionkv/wal"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -93,7 +94,10 @@ type peOptions struct {
 // when the run should not start (2 for bad usage, 0 for -h).
 func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	fs := flag.NewFlagSet("pe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package reports a bad flag and calls Usage, as it does for
+	// -h; the problem and a pointer to --help are printed below instead
+	// of the whole usage.
+	fs.SetOutput(io.Discard)
 	rows := fs.Int64("rows", peDefaultRows, "rows per client; the table holds rows × NCLIENTS rows (HBase's default: 1048576)")
 	valueSize := fs.Int("valueSize", 1000, "bytes per value")
 	blockEncoding := fs.String("blockEncoding", "NONE", "DATA_BLOCK_ENCODING of the families: NONE, PREFIX or FAST_DIFF")
@@ -118,10 +122,10 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	presplit := fs.Int("presplit", 0, "with --zk: create "+peTableName+" pre-split into this many regions")
 	dir := fs.String("dir", "", "region directory; reused by later runs (default: a temporary directory, removed at the end)")
 	fs.Bool("nomapred", true, "accepted for compatibility with hbase pe --nomapred: pe always runs its clients in-process")
-	fs.Usage = func() { peUsage(stderr, fs) }
+	fs.Usage = func() {}
 	bad := func(format string, args ...any) (*peOptions, int) {
 		fmt.Fprintf(stderr, "regionsrv pe: "+format+"\n", args...)
-		fs.Usage()
+		fmt.Fprintln(stderr, "Run 'regionsrv pe --help' for usage.")
 		return nil, 2
 	}
 
@@ -130,9 +134,10 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 	for rest := hbaseconf.ExpandDefines(args); ; {
 		if err := fs.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				peUsage(stderr, fs)
 				return nil, 0
 			}
-			return nil, 2
+			return bad("%v", err)
 		}
 		rest = fs.Args()
 		if len(rest) == 0 {
@@ -141,7 +146,7 @@ func parsePEOptions(args []string, stderr io.Writer) (*peOptions, int) {
 		positional, rest = append(positional, rest[0]), rest[1:]
 	}
 	if len(positional) != 2 {
-		return bad("want COMMAND NCLIENTS, got %d arguments", len(positional))
+		return bad("want COMMAND NCLIENTS, got %s", cli.DescribeArgs(positional))
 	}
 	o := &peOptions{
 		cmd: lookupPECommand(positional[0]), rows: *rows, valueSize: *valueSize, columns: *columns,
@@ -245,7 +250,9 @@ func peUsage(w io.Writer, fs *flag.FlagSet) {
 		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.usage)
 	}
 	fmt.Fprintln(w, "options:")
+	fs.SetOutput(w)
 	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // applyConfig gives one -D property to the component the registry says
@@ -326,7 +333,7 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 		closed bool
 	)
 	if o.zk != "" {
-		rs, c, err := openRemote(ctx, o.zk, o)
+		rs, c, err := openRemote(ctx, o.zk, o, stderr)
 		if err != nil {
 			return nil, err
 		}
@@ -617,16 +624,7 @@ func (o *peOptions) progress(stderr io.Writer, clients []*peWorker, limit int64)
 	if limit >= 0 {
 		total = limit * int64(len(clients))
 	}
-	bar := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription(o.cmd.name),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("ops"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish(),
-	)
+	bar := newProgressBar(stderr, o.cmd.name, total)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -652,6 +650,26 @@ func (o *peOptions) progress(stderr io.Writer, clients []*peWorker, limit int64)
 		close(done)
 		<-finished
 	}
+}
+
+// newProgressBar returns pe's progress bar of total operations (-1:
+// unknown), started now: its rate is the operations since this call over
+// the time since, from the first frame on. (Started by its first frame, it
+// would divide the operations done before that frame by the microseconds
+// the frame takes.)
+func newProgressBar(w io.Writer, name string, total int64) *progressbar.ProgressBar {
+	bar := progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(name),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("ops"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)
+	bar.StartWithoutRender()
+	return bar
 }
 
 // peJSON is the --json line; its keys are part of pe's stable interface

@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/regionkv/regionkv/region"
 	"github.com/stretchr/testify/require"
@@ -248,7 +250,29 @@ func TestPEBadOptions(t *testing.T) {
 		code, out, errOut := runCmd(append([]string{"pe"}, args...)...)
 		require.Equal(t, 2, code, "%q: %s", args, errOut)
 		require.Empty(t, out, "%q", args)
-		require.Contains(t, errOut, "usage: regionsrv pe [options] COMMAND NCLIENTS", "%q", args)
+		// The problem, then one line pointing to --help, not the usage.
+		lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+		require.Len(t, lines, 2, "%q: %s", args, errOut)
+		require.True(t, strings.HasPrefix(lines[0], "regionsrv pe: "), "%q: %s", args, errOut)
+		require.Equal(t, "Run 'regionsrv pe --help' for usage.", lines[1], "%q", args)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "regionsrv pe: want COMMAND NCLIENTS, got no arguments\n"},
+		{[]string{"sequentialWrite"}, "regionsrv pe: want COMMAND NCLIENTS, got 1 argument: sequentialWrite\n"},
+		{[]string{"a", "b", "c"}, "regionsrv pe: want COMMAND NCLIENTS, got 3 arguments: a b c\n"},
+		{[]string{"--rows", "x", "scan", "1"}, "regionsrv pe: invalid value \"x\" for flag -rows: parse error\n"},
+	} {
+		_, _, errOut := runCmd(append([]string{"pe"}, c.args...)...)
+		require.Equal(t, c.want+"Run 'regionsrv pe --help' for usage.\n", errOut, "%q", c.args)
+	}
+	for _, help := range []string{"--help", "-help"} {
+		code, _, errOut := runCmd("pe", help)
+		require.Equal(t, 0, code)
+		require.Contains(t, errOut, "usage: regionsrv pe [options] COMMAND NCLIENTS")
+		require.Contains(t, errOut, "  -rows int")
 	}
 	code, _, errOut := runCmd("pe", "-h")
 	require.Equal(t, 0, code)
@@ -550,4 +574,27 @@ func TestPEBlockCache(t *testing.T) {
 	require.Empty(t, j.BlockCache)
 	var o, e bytes.Buffer
 	require.Equal(t, 2, run([]string{"pe", "-D", "hfile.block.cache.policy=Nope", "randomRead", "1"}, &o, &e))
+}
+
+// TestPEProgressFirstFrame: the progress bar's rate is counted from when
+// the bar is made, so its first frame divides by the time the clients
+// ran, not by the microseconds between the frame's start and its drawing
+// (which showed millions of ops/s).
+func TestPEProgressFirstFrame(t *testing.T) {
+	var buf bytes.Buffer
+	bar := newProgressBar(&buf, "randomRead", -1)
+	made := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	const ops = 1000
+	before := time.Now()
+	require.NoError(t, bar.Set64(ops))
+	m := regexp.MustCompile(`(\d+) ops/s`).FindStringSubmatch(bar.String())
+	require.NotNil(t, m, "no rate in %q", bar.String())
+	rate, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	// The bar started before made and drew after before, so its rate is
+	// at most ops over the time between them (the bar rounds to whole
+	// ops/s, hence the +1).
+	require.LessOrEqual(t, rate, ops/before.Sub(made).Seconds()+1, bar.String())
+	require.Greater(t, rate, 0.0)
 }

@@ -2,6 +2,7 @@ package pe
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"time"
 
@@ -186,7 +187,7 @@ func (r *remoteScanner) Close() { r.sc.Close() }
 // openRemote connects to the cluster at zk and makes sure pe's table is
 // there: write commands create it (with the run's families, encoding and
 // compression, pre-split into presplit regions), read commands require it.
-func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *client.Client, error) {
+func openRemote(ctx context.Context, zk string, o *peOptions, stderr io.Writer) (*remoteStore, *client.Client, error) {
 	c, err := client.New(ctx, client.Options{ZKQuorum: zk})
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "connecting to the cluster at %s", zk)
@@ -196,9 +197,18 @@ func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *cl
 		return &remoteStore{c: c, table: peMetaRemoteTable, timeout: 60 * time.Second}, c, nil
 	}
 	_, err = c.TableDescriptor(ctx, peTableName)
+	exists := err == nil
+	if exists && o.presplit > 0 {
+		dropped, err := o.checkPresplit(ctx, c, zk, stderr)
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		exists = !dropped
+	}
 	switch {
-	case err == nil:
-	case client.IsException(err, "TableNotFoundException") && !o.cmd.read:
+	case exists:
+	case err == nil || client.IsException(err, "TableNotFoundException") && !o.cmd.read:
 		td := client.TableDescriptor{Name: peTableName}
 		for _, f := range o.families {
 			attrs := map[string]string{
@@ -225,6 +235,33 @@ func openRemote(ctx context.Context, zk string, o *peOptions) (*remoteStore, *cl
 	// The client's own per-call timeout: with a longer deadline the client
 	// would build a context of its own for every call.
 	return &remoteStore{c: c, table: peTableName, timeout: client.DefaultTimeout}, c, nil
+}
+
+// checkPresplit handles --presplit when TestTable exists: as hbase pe
+// does, a write command drops and recreates a table whose region count is
+// not the one asked for (saying so); a read command refuses, since a new
+// table would be empty.
+func (o *peOptions) checkPresplit(ctx context.Context, c *client.Client, zk string, stderr io.Writer) (dropped bool, _ error) {
+	regions, err := c.Regions(ctx, peTableName)
+	if err != nil {
+		return false, errors.Wrapf(err, "listing the regions of %s", peTableName)
+	}
+	if len(regions) == o.presplit {
+		return false, nil
+	}
+	if o.cmd.read {
+		return false, errors.Newf("%s on the cluster at %s has %d regions, not the %d --presplit asks for: --presplit applies when a write command creates the table (a write command with --presplit %d recreates it)",
+			peTableName, zk, len(regions), o.presplit, o.presplit)
+	}
+	fmt.Fprintf(stderr, "regionsrv pe: %s has %d regions, --presplit asks for %d: dropping it and creating it again, as hbase pe does\n",
+		peTableName, len(regions), o.presplit)
+	if err := c.DisableTable(ctx, peTableName); err != nil && !client.IsException(err, "TableNotEnabledException") {
+		return false, errors.Wrapf(err, "disabling %s", peTableName)
+	}
+	if err := c.DeleteTable(ctx, peTableName); err != nil {
+		return false, errors.Wrapf(err, "deleting %s", peTableName)
+	}
+	return true, nil
 }
 
 // peSplitKeys returns the split keys of --presplit regions over rows rows,

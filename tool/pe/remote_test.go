@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/regionkv/regionkv/client"
 	"github.com/regionkv/regionkv/internal/zkserver"
 	"github.com/regionkv/regionkv/server"
 	"github.com/stretchr/testify/require"
@@ -44,6 +45,14 @@ func TestPERemote(t *testing.T) {
 	}
 	res := pe("--rows", "500", "--presplit", "3", "--valueSize", "100", "sequentialWrite", "2")
 	require.EqualValues(t, 1000, res["ops"])
+	// --presplit on an existing TestTable: the same count is no change; a
+	// read command with another refuses (a new table would be empty).
+	res = pe("--rows", "500", "--presplit", "3", "--valueSize", "100", "randomRead", "1")
+	require.EqualValues(t, 500, res["ops"])
+	var out, errOut bytes.Buffer
+	code := run([]string{"pe", "--zk", zk.Addr(), "--rows", "10", "--presplit", "5", "randomRead", "1"}, &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut.String(), "TestTable on the cluster at "+zk.Addr()+" has 3 regions, not the 5 --presplit asks for")
 	for _, cmd := range []string{"randomRead", "sequentialRead", "scan", "reverseScan", "increment", "checkAndPut", "append"} {
 		res := pe("--rows", "500", "--valueSize", "100", cmd, "2")
 		require.Greater(t, res["ops"], float64(0), cmd)
@@ -55,4 +64,20 @@ func TestPERemote(t *testing.T) {
 	require.NoError(t, err)
 	res = pe("--rows", "500", "--valueSize", "100", "sequentialRead", "2")
 	require.EqualValues(t, 1000, res["ops"])
+
+	// A write command with another count recreates the table, as hbase pe
+	// does, and says so.
+	out.Reset()
+	errOut.Reset()
+	code = run([]string{"pe", "--zk", zk.Addr(), "--rows", "40", "--presplit", "4", "--valueSize", "10", "sequentialWrite", "1"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, errOut.String(), "regionsrv pe: TestTable has 3 regions, --presplit asks for 4: dropping it and creating it again, as hbase pe does")
+	c, err := client.New(context.Background(), client.Options{ZKQuorum: zk.Addr()})
+	require.NoError(t, err)
+	defer c.Close()
+	regions, err := c.Regions(context.Background(), "TestTable")
+	require.NoError(t, err)
+	require.Len(t, regions, 4)
+	res = pe("--rows", "40", "--valueSize", "10", "sequentialRead", "1")
+	require.EqualValues(t, 40, res["ops"], "the new table holds what the last write wrote")
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/regionkv/regionkv/encoding"
@@ -24,13 +25,14 @@ import (
 // printing to stdout and reporting errors on stderr. It returns the exit
 // status. A torn tail at the end (of the file, or of the directory's last
 // segment) is a warning and exit 0; corruption is an error naming the file
-// and offset, exit 1; a bad command line (or -help) is exit 2.
+// and offset, exit 1; a bad command line is exit 2, --help exit 0. A directory
+// without segments that has a wal/ subdirectory (a region's) is read there.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := cli.NewFlagSet("wal", "[-p] FILE|DIR", stderr)
 	printCells := fs.Bool("p", false, "print each entry's cells: row, column, timestamp, type and value")
-	path, ok := fs.ParsePath(args)
+	path, exit, ok := fs.ParsePath(args)
 	if !ok {
-		return cli.ExitUsage
+		return exit
 	}
 	st, err := os.Stat(path)
 	if err != nil {
@@ -40,6 +42,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if st.IsDir() {
 		if paths, err = wal.ListSegments(vfs.Default, path); err != nil {
 			return fs.Fail(err)
+		}
+		// A region directory keeps its WAL in wal/.
+		sub := filepath.Join(path, "wal")
+		if len(paths) == 0 {
+			if sst, err := os.Stat(sub); err == nil && sst.IsDir() {
+				if paths, err = wal.ListSegments(vfs.Default, sub); err != nil {
+					return fs.Fail(err)
+				}
+				fmt.Fprintf(stdout, "WAL directory: %s\n", sub)
+				path = sub
+			}
+		}
+		if len(paths) == 0 {
+			fs.Reportf("warning: no WAL segments (*.wal) in %s", path)
 		}
 	}
 	r := wal.NewReader(vfs.Default, paths)

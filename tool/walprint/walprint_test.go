@@ -97,3 +97,31 @@ func TestWALTornAndCorrupt(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "missing")
 }
+
+// TestWALRegionDir: given a region's directory, wal reads its wal/; a
+// directory without segments is a warning, not a silent empty summary.
+func TestWALRegionDir(t *testing.T) {
+	walDir := writeTestWAL(t)
+	regionDir := filepath.Dir(walDir)
+	require.NoError(t, os.Rename(walDir, filepath.Join(regionDir, "wal")))
+	code, out, errOut := runCmd("wal", regionDir)
+	require.Equal(t, 0, code, errOut)
+	require.Empty(t, errOut)
+	require.True(t, strings.HasPrefix(out, "WAL directory: "+filepath.Join(regionDir, "wal")+"\n"), out)
+	require.Contains(t, out, "Summary: 3 entries, 6 cells, 2 segments")
+
+	empty := t.TempDir()
+	code, out, errOut = runCmd("wal", empty)
+	require.Equal(t, 0, code)
+	require.Equal(t, "regionsrv wal: warning: no WAL segments (*.wal) in "+empty+"\n", errOut)
+	require.Contains(t, out, "Summary: 0 entries")
+}
+
+func TestWALUsage(t *testing.T) {
+	code, _, errOut := runCmd("wal")
+	require.Equal(t, 2, code)
+	require.Equal(t, "regionsrv wal: want one path, got no arguments\nRun 'regionsrv wal --help' for usage.\n", errOut)
+	code, _, errOut = runCmd("wal", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "usage: regionsrv wal [-p] FILE|DIR\n")
+}
