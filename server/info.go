@@ -234,7 +234,7 @@ func (s *Server) status(withFiles bool) *serverStatus {
 		st.Writes += ts.Writes
 	}
 	for _, t := range tables {
-		for _, hr := range t.regions {
+		for _, hr := range s.regionsOf(t) { // splits change them under s.mu
 			r := hr.r.Load()
 			if r == nil {
 				continue
