@@ -505,19 +505,24 @@ func cmdDeleteAll(s *Shell, args []Value) (string, error) {
 	return "", err
 }
 
+// counterArgs reads a counter command's table, row and family:qualifier
+// column (incr, get_counter).
+func counterArgs(args []Value) (table string, row, col []byte, err error) {
+	if table, err = tableArg(args[0]); err != nil {
+		return "", nil, nil, err
+	}
+	if row, err = bytesArg("row", args[1]); err != nil {
+		return "", nil, nil, err
+	}
+	col, err = bytesArg("column", args[2])
+	return table, row, col, err
+}
+
 func cmdIncr(s *Shell, args []Value) (string, error) {
 	if err := argCount(args, 3, 5); err != nil {
 		return "", err
 	}
-	table, err := tableArg(args[0])
-	if err != nil {
-		return "", err
-	}
-	row, err := bytesArg("row", args[1])
-	if err != nil {
-		return "", err
-	}
-	col, err := bytesArg("column", args[2])
+	table, row, col, err := counterArgs(args)
 	if err != nil {
 		return "", err
 	}
@@ -562,15 +567,7 @@ func cmdGetCounter(s *Shell, args []Value) (string, error) {
 	if err := argCount(args, 3, 3); err != nil {
 		return "", err
 	}
-	table, err := tableArg(args[0])
-	if err != nil {
-		return "", err
-	}
-	row, err := bytesArg("row", args[1])
-	if err != nil {
-		return "", err
-	}
-	col, err := bytesArg("column", args[2])
+	table, row, col, err := counterArgs(args)
 	if err != nil {
 		return "", err
 	}
