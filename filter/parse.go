@@ -177,36 +177,22 @@ func (p *filterParser) isKeyword(kw string) bool {
 }
 
 // orExpr parses expressions joined by OR into one MUST_PASS_ONE list.
-func (p *filterParser) orExpr() (Filter, error) {
-	first, err := p.andExpr()
-	if err != nil {
-		return nil, err
-	}
-	fs := []Filter{first}
-	for p.isKeyword("OR") {
-		p.next()
-		f, err := p.andExpr()
-		if err != nil {
-			return nil, err
-		}
-		fs = append(fs, f)
-	}
-	if len(fs) == 1 {
-		return first, nil
-	}
-	return NewFilterList(MustPassOne, fs...), nil
-}
+func (p *filterParser) orExpr() (Filter, error) { return p.joined("OR", MustPassOne, p.andExpr) }
 
 // andExpr parses expressions joined by AND into one MUST_PASS_ALL list.
-func (p *filterParser) andExpr() (Filter, error) {
-	first, err := p.unary()
+func (p *filterParser) andExpr() (Filter, error) { return p.joined("AND", MustPassAll, p.unary) }
+
+// joined parses operands joined by the keyword kw into one list with op; a
+// single operand is itself.
+func (p *filterParser) joined(kw string, op FilterListOperator, operand func() (Filter, error)) (Filter, error) {
+	first, err := operand()
 	if err != nil {
 		return nil, err
 	}
 	fs := []Filter{first}
-	for p.isKeyword("AND") {
+	for p.isKeyword(kw) {
 		p.next()
-		f, err := p.unary()
+		f, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -215,7 +201,7 @@ func (p *filterParser) andExpr() (Filter, error) {
 	if len(fs) == 1 {
 		return first, nil
 	}
-	return NewFilterList(MustPassAll, fs...), nil
+	return NewFilterList(op, fs...), nil
 }
 
 func (p *filterParser) unary() (Filter, error) {
