@@ -516,27 +516,39 @@ func init() {
 	// columnValue reads SingleColumnValueFilter's forms: family,
 	// qualifier, op, comparator, and optionally filterIfMissing and
 	// latestVersionOnly.
-	columnValue := func(a *argReader) (fam, qual []byte, op CompareOp, c ByteArrayComparable, ifMissing, latest bool, err error) {
-		latest = true
-		if err = a.count(4, 6); err != nil {
-			return
+	// columnValue builds a SingleColumnValueFilter from (family, qualifier,
+	// op, comparator[, filterIfMissing, latestVersionOnly]); the Exclude
+	// variant wraps it.
+	columnValue := func(a *argReader) (*SingleColumnValueFilter, error) {
+		if err := a.count(4, 6); err != nil {
+			return nil, err
 		}
-		if fam, err = a.bytes(0); err != nil {
-			return
+		fam, err := a.bytes(0)
+		if err != nil {
+			return nil, err
 		}
-		if qual, err = a.bytes(1); err != nil {
-			return
+		qual, err := a.bytes(1)
+		if err != nil {
+			return nil, err
 		}
-		if op, c, err = a.compareArgs(2); err != nil {
-			return
+		op, c, err := a.compareArgs(2)
+		if err != nil {
+			return nil, err
 		}
+		f := NewSingleColumnValueFilter(fam, qual, op, c)
 		if len(a.args) == 6 {
-			if ifMissing, err = a.bool(4); err != nil {
-				return
+			ifMissing, err := a.bool(4)
+			if err != nil {
+				return nil, err
 			}
-			latest, err = a.bool(5)
+			latest, err := a.bool(5)
+			if err != nil {
+				return nil, err
+			}
+			f.SetFilterIfMissing(ifMissing)
+			f.SetLatestVersionOnly(latest)
 		}
-		return
+		return f, nil
 	}
 	filterBuilders = map[string]func(*argReader) (Filter, error){
 		"KeyOnlyFilter": func(a *argReader) (Filter, error) {
@@ -658,24 +670,18 @@ func init() {
 			return NewColumnRangeFilter(lo, loIncl, hi, hiIncl), nil
 		},
 		"SingleColumnValueFilter": func(a *argReader) (Filter, error) {
-			fam, qual, op, c, ifMissing, latest, err := columnValue(a)
+			f, err := columnValue(a)
 			if err != nil {
-				return nil, err
+				return nil, err // not a typed nil in the interface
 			}
-			f := NewSingleColumnValueFilter(fam, qual, op, c)
-			f.SetFilterIfMissing(ifMissing)
-			f.SetLatestVersionOnly(latest)
 			return f, nil
 		},
 		"SingleColumnValueExcludeFilter": func(a *argReader) (Filter, error) {
-			fam, qual, op, c, ifMissing, latest, err := columnValue(a)
+			f, err := columnValue(a)
 			if err != nil {
 				return nil, err
 			}
-			f := NewSingleColumnValueExcludeFilter(fam, qual, op, c)
-			f.SetFilterIfMissing(ifMissing)
-			f.SetLatestVersionOnly(latest)
-			return f, nil
+			return &SingleColumnValueExcludeFilter{*f}, nil
 		},
 		"DependentColumnFilter": func(a *argReader) (Filter, error) {
 			if err := a.count(2, 3, 5); err != nil {
