@@ -2,6 +2,7 @@ package shell
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/big"
 	"os"
@@ -605,38 +606,29 @@ func cmdIsEnabled(want bool) func(s *Shell, args []Value) (string, error) {
 	}
 }
 
-func cmdEnable(s *Shell, args []Value) (string, error) {
-	if err := argCount(args, 1, 1); err != nil {
-		return "", err
-	}
-	table, err := tableArg(args[0])
-	if err != nil {
-		return "", err
-	}
-	if err := s.mustExist(table); err != nil {
-		return "", err
-	}
-	if st, err := s.c.TableState(s.ctx, table); err != nil || st == client.TableEnabled {
-		return "", err
-	}
-	return "", s.c.EnableTable(s.ctx, table)
-}
+var (
+	cmdEnable  = cmdSetState(client.TableEnabled, (*client.Client).EnableTable)
+	cmdDisable = cmdSetState(client.TableDisabled, (*client.Client).DisableTable)
+)
 
-func cmdDisable(s *Shell, args []Value) (string, error) {
-	if err := argCount(args, 1, 1); err != nil {
-		return "", err
+// cmdSetState is enable or disable: a table already in state is left alone.
+func cmdSetState(state client.TableState, set func(*client.Client, context.Context, string) error) func(*Shell, []Value) (string, error) {
+	return func(s *Shell, args []Value) (string, error) {
+		if err := argCount(args, 1, 1); err != nil {
+			return "", err
+		}
+		table, err := tableArg(args[0])
+		if err != nil {
+			return "", err
+		}
+		if err := s.mustExist(table); err != nil {
+			return "", err
+		}
+		if st, err := s.c.TableState(s.ctx, table); err != nil || st == state {
+			return "", err
+		}
+		return "", set(s.c, s.ctx, table)
 	}
-	table, err := tableArg(args[0])
-	if err != nil {
-		return "", err
-	}
-	if err := s.mustExist(table); err != nil {
-		return "", err
-	}
-	if st, err := s.c.TableState(s.ctx, table); err != nil || st == client.TableDisabled {
-		return "", err
-	}
-	return "", s.c.DisableTable(s.ctx, table)
 }
 
 func cmdDrop(s *Shell, args []Value) (string, error) {
