@@ -162,8 +162,12 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 func (sc *Scanner) Next() (*ScanResult, error) {
 	if len(sc.results) == 0 {
 		// Blocks grow from small, so that short scans (most are) do not
-		// allocate for rows they never return.
+		// allocate for rows they never return; a Limit says how many rows
+		// are wanted.
 		sc.resultBlock = min(max(2*sc.resultBlock, 4), scanSlabRows)
+		if left := sc.rowsLeft(); left > 0 {
+			sc.resultBlock = min(left, scanSlabRows)
+		}
 		sc.results = make([]ScanResult, sc.resultBlock)
 	}
 	res := &sc.results[0]
@@ -196,6 +200,12 @@ func (sc *Scanner) carve(n int) []byte {
 	}
 	if cap(sc.slab)-len(sc.slab) < n {
 		size := min(max(2*cap(sc.slab), 1<<10), scanSlabBytes)
+		if left := sc.rowsLeft(); left > 0 {
+			// Room for the rows a Limit still wants, if they are like
+			// this one (the cells of a row are carved one at a time, so
+			// wide rows only grow faster).
+			size = min(min(left, scanSlabBytes)*n, scanSlabBytes)
+		}
 		for size < 4*n {
 			size *= 2
 		}
@@ -204,6 +214,15 @@ func (sc *Scanner) carve(n int) []byte {
 	p := len(sc.slab)
 	sc.slab = sc.slab[:p+n]
 	return sc.slab[p : p : p+n]
+}
+
+// rowsLeft returns how many more rows the scan's Limit lets it return,
+// counting the one being read, or 0 without a Limit.
+func (sc *Scanner) rowsLeft() int {
+	if sc.scan.Limit <= 0 {
+		return 0
+	}
+	return max(sc.scan.Limit-sc.rows, 1)
 }
 
 // NextInto reads the next row (or part of one) into res, reusing its
