@@ -119,6 +119,13 @@ func (kv *KeyValue) Clone() *KeyValue {
 // buffer use it (size buf first: a cell split by a reallocation is still
 // correct, but holds on to both arrays).
 func (kv *KeyValue) CopyInto(buf []byte) (KeyValue, []byte) {
+	var c KeyValue
+	buf = kv.CopyTo(&c, buf)
+	return c, buf
+}
+
+// CopyTo is CopyInto writing the copy to *dst, which must not be kv.
+func (kv *KeyValue) CopyTo(dst *KeyValue, buf []byte) []byte {
 	take := func(b []byte) []byte {
 		if b == nil {
 			return nil
@@ -127,10 +134,10 @@ func (kv *KeyValue) CopyInto(buf []byte) (KeyValue, []byte) {
 		buf = append(buf, b...)
 		return buf[s:len(buf):len(buf)]
 	}
-	c := KeyValue{Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum}
-	c.Row, c.Family, c.Qualifier = take(kv.Row), take(kv.Family), take(kv.Qualifier)
-	c.Value, c.Tags = take(kv.Value), take(kv.Tags)
-	return c, buf
+	dst.Timestamp, dst.Type, dst.SeqNum = kv.Timestamp, kv.Type, kv.SeqNum
+	dst.Row, dst.Family, dst.Qualifier = take(kv.Row), take(kv.Family), take(kv.Qualifier)
+	dst.Value, dst.Tags = take(kv.Value), take(kv.Tags)
+	return buf
 }
 
 // String formats kv as HBase's KeyValue.toString: row/family:qualifier/ts/Type/vlen=N/seqid=N.

@@ -69,6 +69,10 @@ type Scanner struct {
 	results     []ScanResult         // what is left of Next's current block of results
 	resultBlock int                  // size of that block
 	slab        []byte               // Next's current block of cell bytes
+	kvSlab      []encoding.KeyValue  // Next's current block of cell structs
+	kvBlock     int                  // size of that block
+	carveRes    *ScanResult          // the owned result being read
+	carvedCells int                  // cells carved for the row being read
 	pendingOwn  bool                 // pending's bytes are cut from slab
 	done        bool
 	closed      bool
@@ -186,11 +190,32 @@ const (
 )
 
 // slabCarver is a Scanner as a scanner.Carver for its store scanners: the
-// cells of an owned result are copied once, straight into the slab.
+// cells of an owned result are copied once, straight into the result being
+// read (its first cell's struct) and the scanner's slabs.
 type slabCarver Scanner
 
-// Carve implements scanner.Carver.
-func (c *slabCarver) Carve(n int) []byte { return (*Scanner)(c).carve(n) }
+// CarveCell implements scanner.Carver.
+func (c *slabCarver) CarveCell(n int) (*encoding.KeyValue, []byte) {
+	sc := (*Scanner)(c)
+	return sc.carveKV(), sc.carve(n)
+}
+
+// carveKV returns the struct for the next cell of the row being read into
+// an owned result: the result's inline one for the row's first cell, else
+// one cut from the scanner's block of cell structs.
+func (sc *Scanner) carveKV() *encoding.KeyValue {
+	i := sc.carvedCells
+	sc.carvedCells++
+	if i == 0 {
+		return &sc.carveRes.kv1
+	}
+	if len(sc.kvSlab) == cap(sc.kvSlab) {
+		sc.kvBlock = min(max(2*sc.kvBlock, 8), scanSlabRows)
+		sc.kvSlab = make([]encoding.KeyValue, 0, sc.kvBlock)
+	}
+	sc.kvSlab = sc.kvSlab[:len(sc.kvSlab)+1]
+	return &sc.kvSlab[len(sc.kvSlab)-1]
+}
 
 // carve returns an empty slice with room for n bytes for an owned result,
 // cut from the scanner's current block of cell bytes.
@@ -243,15 +268,19 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		sc.emit(res, sc.pending, owned, sc.pendingOwn)
 		return true, nil
 	}
-	// Owned results take their cells' bytes from the slab as the store
-	// scanners copy them; others copy from the store scanners' memory.
+	// Owned results take their cells' memory from res and the slabs as
+	// the store scanners copy them; others copy from the store scanners'
+	// memory.
 	var carver scanner.Carver
 	if owned {
 		carver = (*slabCarver)(sc)
 	}
 	for _, ss := range sc.stores {
-		ss.SetCarver(carver)
+		if ss.Carver() != carver {
+			ss.SetCarver(carver)
+		}
 	}
+	sc.carveRes = res
 	f := sc.scan.Filter
 	for !sc.done {
 		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
@@ -311,6 +340,7 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			}
 		}
 		cells := sc.cells[:0]
+		sc.carvedCells = 0 // (a row dropped below leaves nothing in res)
 		for _, ss := range sc.stores {
 			pr := ss.PeekRow()
 			if pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
@@ -387,7 +417,8 @@ func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned, carv
 	}
 	switch {
 	case owned && carved:
-		res.adopt(cells[:n])
+		// The cells live in res (the first) and the slabs already.
+		res.Cells = append(res.Cells, cells[:n]...)
 	case owned:
 		res.buf = sc.carve(cellBytes(cells[:n]))
 		res.add(cells[:n])

@@ -33,18 +33,21 @@ type StoreScanner struct {
 	carver Carver
 }
 
-// A Carver gives memory for cell bytes: Carve returns an empty slice with
-// room for n bytes.
+// A Carver gives the memory of a cell the scanner returns: CarveCell
+// returns the struct to copy it to and an empty slice with room for its n
+// bytes.
 type Carver interface {
-	Carve(n int) []byte
+	CarveCell(n int) (*encoding.KeyValue, []byte)
 }
 
-// SetCarver makes the scanner take the bytes of the cells it returns from c
-// until the next SetCarver(nil); with ReuseCells the cell structs stay the
-// scanner's. A caller that keeps the cells (the region scanner's owned
-// results) carves them from its own memory, so they are copied once rather
-// than twice.
+// SetCarver makes the scanner copy the cells it returns to memory from c
+// until the next SetCarver(nil). A caller that keeps the cells (the region
+// scanner's owned results) carves them from its own memory, so they are
+// copied once rather than twice.
 func (s *StoreScanner) SetCarver(c Carver) { s.carver = c }
+
+// Carver returns what SetCarver set.
+func (s *StoreScanner) Carver() Carver { return s.carver }
 
 // NewStoreScanner positions scanners at opts.StartRow (for a reversed scan,
 // at the last row <= it) and returns a StoreScanner over them. It takes
@@ -258,14 +261,15 @@ func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
 	if !s.reuse {
 		return kv.Clone()
 	}
-	var c encoding.KeyValue
 	if s.carver != nil {
-		c, _ = kv.CopyInto(s.carver.Carve(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)))
-	} else {
-		c, s.buf = kv.CopyInto(s.buf)
+		dst, mem := s.carver.CarveCell(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags))
+		kv.CopyTo(dst, mem)
+		return dst
 	}
-	s.kvs = append(s.kvs, c)
-	return &s.kvs[len(s.kvs)-1]
+	s.kvs = append(s.kvs, encoding.KeyValue{})
+	c := &s.kvs[len(s.kvs)-1]
+	s.buf = kv.CopyTo(c, s.buf)
+	return c
 }
 
 // seekInRow moves forward to key within the current row.
