@@ -252,7 +252,26 @@ func (k Key) String() string {
 
 // KeyValue returns a KeyValue whose slices alias k, with the given value.
 func (k Key) KeyValue(value []byte) KeyValue {
-	return KeyValue{Row: k.Row(), Family: k.Family(), Qualifier: k.Qualifier(), Timestamp: k.Timestamp(), Type: k.Type(), Value: value}
+	var kv KeyValue
+	k.Fill(&kv, value)
+	return kv
+}
+
+// Fill sets kv's row, family, qualifier, timestamp and type from k (the
+// slices alias k) and its value to value, reading k's lengths once; it
+// leaves Tags and SeqNum alone. Readers that turn every cell of a block into
+// a KeyValue use it instead of KeyValue, which builds and copies a struct.
+func (k Key) Fill(kv *KeyValue, value []byte) {
+	rl := int(binary.BigEndian.Uint16(k))
+	fs := RowLenSize + rl + FamLenSize
+	fe := fs + int(k[fs-1])
+	qe := len(k) - TimestampTypeSize
+	kv.Row = k[RowLenSize : RowLenSize+rl : RowLenSize+rl]
+	kv.Family = k[fs:fe:fe]
+	kv.Qualifier = k[fe:qe:qe]
+	kv.Timestamp = int64(binary.BigEndian.Uint64(k[qe:]))
+	kv.Type = Type(k[len(k)-1])
+	kv.Value = value
 }
 
 // FirstOnRow is the smallest key of row: empty family and qualifier,

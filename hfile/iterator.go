@@ -151,8 +151,7 @@ func (it *Iterator) SeqNum() encoding.SeqNum {
 
 // KeyValue fills kv with the current cell; its slices alias the block.
 func (it *Iterator) KeyValue(kv *encoding.KeyValue) {
-	k := it.seeker.Key()
-	*kv = k.KeyValue(it.seeker.Value())
+	it.seeker.Key().Fill(kv, it.seeker.Value())
 	kv.Tags = it.seeker.Tags()
 	kv.SeqNum = it.SeqNum()
 }
