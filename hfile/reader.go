@@ -432,11 +432,13 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
 	} else {
-		var hb [HeaderSize]byte
-		if _, err := r.f.ReadAt(hb[:], off); err != nil {
+		hp := headerBufs.Get().(*[HeaderSize]byte) // (a local would escape to ReadAt)
+		defer headerBufs.Put(hp)
+		hb := hp[:]
+		if _, err := r.f.ReadAt(hb, off); err != nil {
 			return nil, errors.Wrapf(err, "reading block header at offset %d", off)
 		}
-		h, err := decodeHeader(hb[:], off)
+		h, err := decodeHeader(hb, off)
 		if err != nil {
 			return nil, err
 		}
@@ -444,7 +446,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 			return nil, encoding.CorruptionErrorf("block at offset %d: size %d runs past the file body", off, h.onDiskSize())
 		}
 		raw = alloc(h.onDiskSize())
-		copy(raw, hb[:])
+		copy(raw, hb)
 		if _, err := r.f.ReadAt(raw[HeaderSize:], off+HeaderSize); err != nil {
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
@@ -510,6 +512,9 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 	b.Data, b.backing = data, backing
 	return b, nil
 }
+
+// headerBufs holds buffers for reading a block header alone.
+var headerBufs = sync.Pool{New: func() any { return new([HeaderSize]byte) }}
 
 // maxBlockUncompressed bounds the memory one corrupt header can make us
 // allocate. HBase caps blocks at 10 × the block size; we allow any block
