@@ -311,8 +311,12 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			sc.done = true
 			break
 		}
-		row = append(sc.rowBuf[:0], row...)
-		sc.rowBuf = row
+		if len(sc.stores) > 1 || f != nil {
+			// The row is compared with the other stores' and given to the
+			// filter while the stores move.
+			row = append(sc.rowBuf[:0], row...)
+			sc.rowBuf = row
+		}
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
