@@ -93,6 +93,7 @@ func (closedSeeker) Key() encoding.Key                                { return n
 func (closedSeeker) Value() []byte                                    { return nil }
 func (closedSeeker) Tags() []byte                                     { return nil }
 func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0 }
+func (closedSeeker) Cell(kv *encoding.KeyValue)                       { *kv = encoding.KeyValue{} }
 func (closedSeeker) Offset() int                                      { return 0 }
 func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return errClosed }
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
@@ -153,9 +154,10 @@ func (it *Iterator) SeqNum() encoding.SeqNum {
 
 // KeyValue fills kv with the current cell; its slices alias the block.
 func (it *Iterator) KeyValue(kv *encoding.KeyValue) {
-	it.seeker.Key().Fill(kv, it.seeker.Value())
-	kv.Tags = it.seeker.Tags()
-	kv.SeqNum = it.SeqNum()
+	it.seeker.Cell(kv)
+	if !it.r.decodeMvcc {
+		kv.SeqNum = 0
+	}
 }
 
 // BlockOffset returns the offset of the current data block.
