@@ -102,8 +102,9 @@ const (
 	// DefaultBloomErrorRate is io.storefile.bloom.error.rate.
 	DefaultBloomErrorRate = 0.01
 	// DefaultBloomChunkSize is io.storefile.bloom.block.size, the size of a
-	// chunk's bit array before folding.
-	DefaultBloomChunkSize = 128 << 10
+	// chunk's bit array before folding: 16 KiB where HBase's is 128 KiB, for
+	// the reason DefaultIndexBlockMaxSize is (a point read reads one chunk).
+	DefaultBloomChunkSize = 16 << 10
 	// bloomMaxFold is io.storefile.bloom.max.fold: chunk sizes are rounded up
 	// to a multiple of 2^bloomMaxFold bytes so a sparse chunk can be halved
 	// at least that many times.
@@ -224,7 +225,7 @@ type bloomReadyChunk struct {
 // bloom is a ROW bloom fed with delete-family rows).
 //
 // errorRate is io.storefile.bloom.error.rate (0 means 0.01) and chunkByteSize
-// io.storefile.bloom.block.size (0 means 128 KiB). Like HBase, a ROWCOL bloom
+// io.storefile.bloom.block.size (0 means DefaultBloomChunkSize). Like HBase, a ROWCOL bloom
 // targets 1-sqrt(1-errorRate) per lookup, because a ROWCOL query may do two
 // lookups, and the rate is carried at float32 precision, as HBase's float
 // parameter does, so chunk sizing matches HBase's exactly.

@@ -64,15 +64,19 @@ func TestBloomTypeNames(t *testing.T) {
 func TestBloomSizing(t *testing.T) {
 	// Expected values: BloomFilterUtil's formulas evaluated in Python with
 	// the error rates HBase passes (float32 0.01; for ROWCOL float32 of
-	// 1-sqrt(1-0.01)).
+	// 1-sqrt(1-0.01)), for HBase's default chunk of 128 KiB and for ours of
+	// 16 KiB (0: the default).
 	for _, tc := range []struct {
-		bt   BloomType
-		want bloomSizing
+		bt    BloomType
+		chunk int
+		want  bloomSizing
 	}{
-		{BloomRow, bloomSizing{byteSize: 131072, maxKeys: 109306, hashCount: 7}},
-		{BloomRowCol, bloomSizing{byteSize: 131072, maxKeys: 95069, hashCount: 8}},
+		{BloomRow, 128 << 10, bloomSizing{byteSize: 131072, maxKeys: 109306, hashCount: 7}},
+		{BloomRowCol, 128 << 10, bloomSizing{byteSize: 131072, maxKeys: 95069, hashCount: 8}},
+		{BloomRow, 0, bloomSizing{byteSize: 16384, maxKeys: 13663, hashCount: 7}},
+		{BloomRowCol, 0, bloomSizing{byteSize: 16384, maxKeys: 11883, hashCount: 8}},
 	} {
-		w, err := NewBloomWriter(tc.bt, 0, 0)
+		w, err := NewBloomWriter(tc.bt, 0, tc.chunk)
 		if err != nil {
 			t.Fatal(err)
 		}
