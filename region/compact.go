@@ -32,6 +32,28 @@ const (
 // but crashed before removing them.
 const fileInfoCompactionEvent = "COMPACTION_EVENT_KEY"
 
+// fileInfoVersionDeletes counts a file's version delete markers (Delete and
+// DeleteFamilyVersion), the markers that mask one version and so can make
+// an older one visible. It is ours, not one of HBase's keys (HBase counts
+// only DeleteFamily and DeleteFamilyVersion markers); HBase's readers ignore
+// keys they do not know. A file without it (HBase's, a bulk load's) may
+// hold such markers.
+const fileInfoVersionDeletes = "regionkv.VERSION_DELETE_COUNT"
+
+// isVersionDelete reports whether kv masks a single version.
+func isVersionDelete(kv *encoding.KeyValue) bool {
+	return kv.Type == encoding.TypeDelete || kv.Type == encoding.TypeDeleteFamilyVersion
+}
+
+// mayHoldVersionDeletes reports whether f may hold version delete markers.
+func mayHoldVersionDeletes(f *StoreFile) bool {
+	if f.Reader.EntryCount() == 0 {
+		return false
+	}
+	n, ok := f.Reader.FileInfo().Int64(fileInfoVersionDeletes)
+	return !ok || n > 0
+}
+
 // selectMinor picks files for a minor compaction like HBase's
 // ExploringCompactionPolicy: among every run of consecutive files (oldest
 // first; sizes holds their sizes) of between min and max files whose total
@@ -123,8 +145,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // compaction (all files) keeps what a read of every version would return:
 // delete markers, the cells they mask, expired cells (but the MIN_VERSIONS
 // newest of a column) and versions beyond the family's VERSIONS are
-// dropped. A minor one keeps every cell but the expired (all of them, with
-// MIN_VERSIONS), since the markers it sees may mask cells in other files.
+// dropped. A minor one keeps the delete markers, since they may mask cells
+// in other files, and drops expired cells (all of them, without
+// MIN_VERSIONS). Of the puts it keeps what a read of VERSIONS versions
+// returns from its inputs alone, as a flush does (HBase's
+// COMPACT_RETAIN_DELETES), when no other file of the store may hold a
+// version delete marker (see dropVersionsSafe); otherwise every put.
 //
 // It also returns how many of the cells a minor compaction wrote are
 // versions beyond VERSIONS of their column (not counting deletes), which
@@ -139,6 +165,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	for _, f := range s.files {
 		live[f] = true
 	}
+	drop := !major && dropVersionsSafe(s.files, files)
 	s.mu.RUnlock()
 	var maxSeq encoding.SeqNum
 	for _, f := range files {
@@ -151,7 +178,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, th)
+	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, drop, maxSeq, now, th)
 	if err != nil {
 		s.removeQuietly(tmp)
 		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.name)
@@ -192,6 +219,26 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	return out, surplus, nil
 }
 
+// dropVersionsSafe reports whether a minor compaction of inputs, files of
+// a store whose files are all, may drop the versions its inputs alone hide.
+// A version that VERSIONS newer ones hide stays hidden whatever another
+// file holds: more versions hide it further, and a DeleteColumn or
+// DeleteFamily that masks a newer version masks it too. Only a version
+// delete marker (Delete, DeleteFamilyVersion) masks a newer version and
+// not it, which would make it visible again; so versions are dropped only
+// when no file outside the compaction, older or newer, may hold one (a
+// marker masks by timestamp, whichever file it is in). Markers written
+// after the compaction began do not bring dropped versions back, as with
+// those written after a flush (HBase's rule for both).
+func dropVersionsSafe(all, inputs []*StoreFile) bool {
+	for _, f := range all {
+		if !containsFile(inputs, f) && mayHoldVersionDeletes(f) {
+			return false
+		}
+	}
+	return true
+}
+
 func containsFile(files []*StoreFile, f *StoreFile) bool {
 	for _, g := range files {
 		if g == f {
@@ -203,8 +250,9 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 
 // writeCompacted writes the merged cells of files to path and returns the
 // number of cells written and, for a minor compaction, how many of them are
-// surplus versions (see compact).
-func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ error) {
+// surplus versions (see compact). With drop, a minor compaction drops the
+// puts a read of its inputs alone would not return.
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major, drop bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
 		return 0, 0, err
@@ -241,6 +289,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		scanners[i] = audits[i]
 	}
 	ttl := o.TTL.Milliseconds()
+	var versionDeletes uint64 // written, for fileInfoVersionDeletes
 	if major {
 		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
 			MaxVersions: o.MaxVersions, MinVersions: o.MinVersions, TTLMillis: ttl, NowMillis: now,
@@ -285,12 +334,37 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		if ttl > 0 && o.MinVersions == 0 {
 			oldest = now - ttl
 		}
+		// With drop, the read's matcher decides which puts go: those the
+		// inputs' markers mask and versions beyond VERSIONS. It sees the
+		// markers and puts an expired cell is not (all of a column's
+		// older cells are expired too), and no TTL: expired versions are
+		// kept with MIN_VERSIONS, as above.
+		var m *scanner.QueryMatcher
+		var row []byte
+		if drop {
+			m = scanner.NewQueryMatcher(s.cmp, scanner.QueryOptions{MaxVersions: o.MaxVersions, NowMillis: now})
+		}
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
-			if !kv.Expired(oldest, now) {
+			keep := !kv.Expired(oldest, now)
+			if keep && m != nil {
+				if row == nil || s.cmp.CompareRows(kv.Row, row) != 0 {
+					row = append(row[:0], kv.Row...)
+					m.SetRow(row)
+				}
+				switch m.Match(kv) {
+				case scanner.MatchInclude, scanner.MatchIncludeAndSeekNextCol, scanner.MatchIncludeAndSeekNextRow:
+				default:
+					keep = kv.Type.IsDelete() // tracked, and kept
+				}
+			}
+			if keep {
 				if err := w.Append(kv); err != nil {
 					return 0, 0, err
 				}
 				n++
+				if isVersionDelete(kv) {
+					versionDeletes++
+				}
 				if kv.Type == encoding.TypePut {
 					if col == nil || !sameColumn(s.cmp, kv, col) {
 						col = encoding.FirstOnRowCol(col[:0], kv.Row, kv.Family, kv.Qualifier)
@@ -320,6 +394,9 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		}
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(maxSeq))); err != nil {
+		return 0, 0, err
+	}
+	if err := w.SetFileInfo(fileInfoVersionDeletes, binary.BigEndian.AppendUint64(nil, versionDeletes)); err != nil {
 		return 0, 0, err
 	}
 	flag := byte(0)
@@ -517,11 +594,9 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 			r.opts.CompactionMinSize, r.opts.CompactionMaxSize)
 		// A compaction of every file is a major one: nothing outside it but
 		// the memstore, whose cells are newer, so it may drop what a major
-		// compaction drops. (HBase drops delete markers then too, and
-		// surplus versions in every compaction; doing that with other
-		// files outside would change what reads see.) This is what keeps
-		// an overwritten table from growing until the weekly major
-		// compaction.
+		// compaction drops, delete markers too, as HBase's does. A true
+		// minor one drops surplus versions where no file outside can show
+		// them again (see compact).
 		major = end > 0 && start == 0 && end == len(files)
 		files = files[start:end]
 	}

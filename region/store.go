@@ -448,13 +448,20 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 	if err != nil {
 		return err
 	}
+	var versionDeletes uint64
 	err = s.flushCells(snap, o, now, func(kv *encoding.KeyValue) error {
+		if isVersionDelete(kv) {
+			versionDeletes++
+		}
 		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.name)
 	})
 	if err != nil {
 		return err
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(flushSeq))); err != nil {
+		return err
+	}
+	if err := w.SetFileInfo(fileInfoVersionDeletes, binary.BigEndian.AppendUint64(nil, versionDeletes)); err != nil {
 		return err
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{0}); err != nil {
