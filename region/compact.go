@@ -178,7 +178,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, drop, maxSeq, now, th)
+	n, surplus, sample, err := s.writeCompacted(ctx, tmp, files, major, drop, maxSeq, now, th)
 	if err != nil {
 		s.removeQuietly(tmp)
 		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.name)
@@ -188,6 +188,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		if out, err = s.publish(tmp, name); err != nil {
 			return nil, 0, errors.Wrapf(err, "region: publishing compaction of %s", s.name)
 		}
+		out.sample = sample
 	} else {
 		s.removeQuietly(tmp)
 	}
@@ -250,12 +251,13 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 
 // writeCompacted writes the merged cells of files to path and returns the
 // number of cells written and, for a minor compaction, how many of them are
-// surplus versions (see compact). With drop, a minor compaction drops the
-// puts a read of its inputs alone would not return.
-func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major, drop bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ error) {
+// surplus versions (see compact), and a sample of the keys of its bloom.
+// With drop, a minor compaction drops the puts a read of its inputs alone
+// would not return.
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major, drop bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ *keySample, _ error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -271,8 +273,9 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		BloomType: o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
+	sampler := newKeySampler(o.BloomFilter.hfileType())
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
@@ -296,7 +299,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			ReuseCells: true,
 		})
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		defer ss.Close()
 		var cells []*encoding.KeyValue
@@ -304,15 +307,16 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			var ok bool
 			cells, ok, err = ss.NextRow(cells[:0])
 			if err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 			if !ok {
 				break
 			}
 			for _, kv := range cells {
 				if err := w.Append(kv); err != nil {
-					return 0, 0, err
+					return 0, 0, nil, err
 				}
+				sampler.add(kv)
 				n++
 			}
 		}
@@ -320,7 +324,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		heap := scanner.NewKeyValueHeap(s.cmp, scanners, false)
 		defer heap.Close()
 		if err := heap.Seek(encoding.FirstOnRow(nil, nil)); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		// Puts seen of the current column, to count surplus versions.
 		var col []byte
@@ -359,8 +363,9 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			}
 			if keep {
 				if err := w.Append(kv); err != nil {
-					return 0, 0, err
+					return 0, 0, nil, err
 				}
+				sampler.add(kv)
 				n++
 				if isVersionDelete(kv) {
 					versionDeletes++
@@ -376,7 +381,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 				}
 			}
 			if err := heap.Next(); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 		}
 	}
@@ -385,26 +390,26 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	// counts them) before the output may replace it.
 	for i, a := range audits {
 		if err := a.check(files[i]); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		if !major && files[i].ref == nil {
 			if err := a.checkCount(files[i]); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 		}
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(maxSeq))); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := w.SetFileInfo(fileInfoVersionDeletes, binary.BigEndian.AppendUint64(nil, versionDeletes)); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	flag := byte(0)
 	if major {
 		flag = 0xFF
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{flag}); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	var tracker []byte
 	for _, in := range files {
@@ -412,15 +417,15 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		tracker = protowire.AppendString(tracker, filepath.Base(in.Path))
 	}
 	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte(encoding.PBMagic), tracker...)); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := w.Close(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := bw.Flush(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	return n, surplus, f.Sync()
+	return n, surplus, sampler.result(), f.Sync()
 }
 
 // sameColumn reports whether kv is in the column of key, a first-on-column
@@ -660,7 +665,8 @@ func (r *Region) requestCompaction() {
 }
 
 // compactor runs minor compactions when a store has enough files, and
-// major compactions when the oldest file is older than the period.
+// major compactions when the oldest file is older than the period, or a
+// store's files mostly rewrite each other (see overwrite.go).
 func (r *Region) compactor() {
 	defer close(r.compactDone)
 	tick := time.NewTicker(time.Minute)
@@ -676,15 +682,53 @@ func (r *Region) compactor() {
 			continue
 		}
 		for _, s := range r.storeSet().stores {
-			major := r.majorDue(s) || s.majorWanted.Load() || s.hasReferences()
-			if !major && len(s.Files()) < r.opts.CompactionMin {
-				continue
-			}
-			if _, _, err := r.compactStore(s, major); err != nil && !r.closed.Load() {
+			if _, _, err := r.compactIfNeeded(s); err != nil && !r.closed.Load() {
 				r.log.Error("region: compaction failed", "region", r.dir, "family", s.name, "err", err)
 			}
 		}
 	}
+}
+
+// CompactNeeded runs the compactions the background compactor would run
+// now, and waits for them (even with DisableAutoCompaction): for each
+// store, a major compaction if one is due, asked for or needed to drop
+// references, or if the store's files mostly rewrite each other (see
+// overwrite.go), else a minor one if it has CompactionMin files. It returns
+// what it did, as CompactStores.
+func (r *Region) CompactNeeded() ([]CompactionResult, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	var errs error
+	var done []CompactionResult
+	for _, s := range r.storeSet().stores {
+		res, ok, err := r.compactIfNeeded(s)
+		if err != nil {
+			errs = errors.CombineErrors(errs, err)
+		} else if ok {
+			done = append(done, res)
+		}
+	}
+	return done, errs
+}
+
+// compactIfNeeded compacts s if it needs it (see CompactNeeded).
+func (r *Region) compactIfNeeded(s *Store) (CompactionResult, bool, error) {
+	major := r.majorDue(s) || s.majorWanted.Load() || s.hasReferences()
+	if !major {
+		overwritten, err := s.mostlyOverwritten()
+		if err != nil {
+			r.log.Error("region: estimating overwritten store files", "region", r.dir, "family", s.name, "err", err)
+		}
+		if overwritten {
+			r.log.Info("region: store files mostly rewrite each other; compacting them whole", "region", r.dir, "family", s.name, "files", len(s.Files()))
+			major = true
+		}
+	}
+	if !major && len(s.Files()) < r.opts.CompactionMin {
+		return CompactionResult{}, false, nil
+	}
+	return r.compactStore(s, major)
 }
 
 // majorDue reports whether the store's oldest file is past the major
