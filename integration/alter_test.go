@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -453,10 +454,13 @@ func TestRegionAdmin(t *testing.T) {
 
 	// FlushTable through the master (HBase 2.6), FlushRegion through the
 	// region's server: two files per region (a third would start a
-	// compaction, hbase.hstore.compaction.min).
+	// compaction, hbase.hstore.compaction.min). Each round writes rows of
+	// its own: a file that rewrote the other's rows would start one too.
 	for round := 0; round < 2; round++ {
-		for _, row := range []string{"a", "z"} {
-			put(t, c, tbl, row, "cf", "q", "v")
+		for _, prefix := range []string{"a", "z"} {
+			for i := 0; i < 4; i++ {
+				put(t, c, tbl, fmt.Sprintf("%s%d%d", prefix, round, i), "cf", "q", "v")
+			}
 		}
 		if round == 0 {
 			if err := c.FlushTable(ctx, tbl, "cf"); err != nil {
@@ -500,7 +504,7 @@ func TestRegionAdmin(t *testing.T) {
 			t.Fatalf("region %s: %d store files after a major compaction, want 1", r.EncodedName, n)
 		}
 	}
-	if v := get(t, c, &client.Get{Table: tbl, Row: []byte("z")}).Value([]byte("cf"), []byte("q")); string(v) != "v" {
+	if v := get(t, c, &client.Get{Table: tbl, Row: []byte("z13")}).Value([]byte("cf"), []byte("q")); string(v) != "v" {
 		t.Fatalf("after compaction: %q", v)
 	}
 	if err := c.CompactRegion(ctx, regions[0].Name, false, "cg"); err != nil {

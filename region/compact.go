@@ -32,6 +32,28 @@ const (
 // but crashed before removing them.
 const fileInfoCompactionEvent = "COMPACTION_EVENT_KEY"
 
+// fileInfoVersionDeletes counts a file's version delete markers (Delete and
+// DeleteFamilyVersion), the markers that mask one version and so can make
+// an older one visible. It is ours, not one of HBase's keys (HBase counts
+// only DeleteFamily and DeleteFamilyVersion markers); HBase's readers ignore
+// keys they do not know. A file without it (HBase's, a bulk load's) may
+// hold such markers.
+const fileInfoVersionDeletes = "regionkv.VERSION_DELETE_COUNT"
+
+// isVersionDelete reports whether kv masks a single version.
+func isVersionDelete(kv *encoding.KeyValue) bool {
+	return kv.Type == encoding.TypeDelete || kv.Type == encoding.TypeDeleteFamilyVersion
+}
+
+// mayHoldVersionDeletes reports whether f may hold version delete markers.
+func mayHoldVersionDeletes(f *StoreFile) bool {
+	if f.Reader.EntryCount() == 0 {
+		return false
+	}
+	n, ok := f.Reader.FileInfo().Int64(fileInfoVersionDeletes)
+	return !ok || n > 0
+}
+
 // selectMinor picks files for a minor compaction like HBase's
 // ExploringCompactionPolicy: among every run of consecutive files (oldest
 // first; sizes holds their sizes) of between min and max files whose total
@@ -123,8 +145,12 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // compaction (all files) keeps what a read of every version would return:
 // delete markers, the cells they mask, expired cells (but the MIN_VERSIONS
 // newest of a column) and versions beyond the family's VERSIONS are
-// dropped. A minor one keeps every cell but the expired (all of them, with
-// MIN_VERSIONS), since the markers it sees may mask cells in other files.
+// dropped. A minor one keeps the delete markers, since they may mask cells
+// in other files, and drops expired cells (all of them, without
+// MIN_VERSIONS). Of the puts it keeps what a read of VERSIONS versions
+// returns from its inputs alone, as a flush does (HBase's
+// COMPACT_RETAIN_DELETES), when no other file of the store may hold a
+// version delete marker (see dropVersionsSafe); otherwise every put.
 //
 // It also returns how many of the cells a minor compaction wrote are
 // versions beyond VERSIONS of their column (not counting deletes), which
@@ -139,6 +165,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	for _, f := range s.files {
 		live[f] = true
 	}
+	drop := !major && dropVersionsSafe(s.files, files)
 	s.mu.RUnlock()
 	var maxSeq encoding.SeqNum
 	for _, f := range files {
@@ -151,7 +178,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	n, surplus, err := s.writeCompacted(ctx, tmp, files, major, maxSeq, now, th)
+	n, surplus, sample, err := s.writeCompacted(ctx, tmp, files, major, drop, maxSeq, now, th)
 	if err != nil {
 		s.removeQuietly(tmp)
 		return nil, 0, errors.Wrapf(err, "region: compacting %d files of %s", len(files), s.name)
@@ -161,6 +188,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 		if out, err = s.publish(tmp, name); err != nil {
 			return nil, 0, errors.Wrapf(err, "region: publishing compaction of %s", s.name)
 		}
+		out.sample = sample
 	} else {
 		s.removeQuietly(tmp)
 	}
@@ -192,6 +220,26 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	return out, surplus, nil
 }
 
+// dropVersionsSafe reports whether a minor compaction of inputs, files of
+// a store whose files are all, may drop the versions its inputs alone hide.
+// A version that VERSIONS newer ones hide stays hidden whatever another
+// file holds: more versions hide it further, and a DeleteColumn or
+// DeleteFamily that masks a newer version masks it too. Only a version
+// delete marker (Delete, DeleteFamilyVersion) masks a newer version and
+// not it, which would make it visible again; so versions are dropped only
+// when no file outside the compaction, older or newer, may hold one (a
+// marker masks by timestamp, whichever file it is in). Markers written
+// after the compaction began do not bring dropped versions back, as with
+// those written after a flush (HBase's rule for both).
+func dropVersionsSafe(all, inputs []*StoreFile) bool {
+	for _, f := range all {
+		if !containsFile(inputs, f) && mayHoldVersionDeletes(f) {
+			return false
+		}
+	}
+	return true
+}
+
 func containsFile(files []*StoreFile, f *StoreFile) bool {
 	for _, g := range files {
 		if g == f {
@@ -203,11 +251,13 @@ func containsFile(files []*StoreFile, f *StoreFile) bool {
 
 // writeCompacted writes the merged cells of files to path and returns the
 // number of cells written and, for a minor compaction, how many of them are
-// surplus versions (see compact).
-func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ error) {
+// surplus versions (see compact), and a sample of the keys of its bloom.
+// With drop, a minor compaction drops the puts a read of its inputs alone
+// would not return.
+func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreFile, major, drop bool, maxSeq encoding.SeqNum, now int64, th writeThrottle) (n int64, surplus uint64, _ *keySample, _ error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -223,8 +273,9 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		BloomType: o.BloomFilter.hfileType(), BloomErrorRate: s.bloomErrorRate, Comparer: s.cmp, IncludesTags: tags,
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
+	sampler := newKeySampler(o.BloomFilter.hfileType())
 	scanners := make([]scanner.KeyValueScanner, len(files))
 	audits := make([]*auditScanner, len(files))
 	for i, in := range files {
@@ -241,13 +292,14 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		scanners[i] = audits[i]
 	}
 	ttl := o.TTL.Milliseconds()
+	var versionDeletes uint64 // written, for fileInfoVersionDeletes
 	if major {
 		ss, err := scanner.NewStoreScanner(s.cmp, scanners, scanner.QueryOptions{
 			MaxVersions: o.MaxVersions, MinVersions: o.MinVersions, TTLMillis: ttl, NowMillis: now,
 			ReuseCells: true,
 		})
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		defer ss.Close()
 		var cells []*encoding.KeyValue
@@ -255,15 +307,16 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 			var ok bool
 			cells, ok, err = ss.NextRow(cells[:0])
 			if err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 			if !ok {
 				break
 			}
 			for _, kv := range cells {
 				if err := w.Append(kv); err != nil {
-					return 0, 0, err
+					return 0, 0, nil, err
 				}
+				sampler.add(kv)
 				n++
 			}
 		}
@@ -271,7 +324,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		heap := scanner.NewKeyValueHeap(s.cmp, scanners, false)
 		defer heap.Close()
 		if err := heap.Seek(encoding.FirstOnRow(nil, nil)); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		// Puts seen of the current column, to count surplus versions.
 		var col []byte
@@ -285,12 +338,38 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		if ttl > 0 && o.MinVersions == 0 {
 			oldest = now - ttl
 		}
+		// With drop, the read's matcher decides which puts go: those the
+		// inputs' markers mask and versions beyond VERSIONS. It sees the
+		// markers and puts an expired cell is not (all of a column's
+		// older cells are expired too), and no TTL: expired versions are
+		// kept with MIN_VERSIONS, as above.
+		var m *scanner.QueryMatcher
+		var row []byte
+		if drop {
+			m = scanner.NewQueryMatcher(s.cmp, scanner.QueryOptions{MaxVersions: o.MaxVersions, NowMillis: now})
+		}
 		for kv := heap.Peek(); kv != nil; kv = heap.Peek() {
-			if !kv.Expired(oldest, now) {
-				if err := w.Append(kv); err != nil {
-					return 0, 0, err
+			keep := !kv.Expired(oldest, now)
+			if keep && m != nil {
+				if row == nil || s.cmp.CompareRows(kv.Row, row) != 0 {
+					row = append(row[:0], kv.Row...)
+					m.SetRow(row)
 				}
+				switch m.Match(kv) {
+				case scanner.MatchInclude, scanner.MatchIncludeAndSeekNextCol, scanner.MatchIncludeAndSeekNextRow:
+				default:
+					keep = kv.Type.IsDelete() // tracked, and kept
+				}
+			}
+			if keep {
+				if err := w.Append(kv); err != nil {
+					return 0, 0, nil, err
+				}
+				sampler.add(kv)
 				n++
+				if isVersionDelete(kv) {
+					versionDeletes++
+				}
 				if kv.Type == encoding.TypePut {
 					if col == nil || !sameColumn(s.cmp, kv, col) {
 						col = encoding.FirstOnRowCol(col[:0], kv.Row, kv.Family, kv.Qualifier)
@@ -302,7 +381,7 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 				}
 			}
 			if err := heap.Next(); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 		}
 	}
@@ -311,23 +390,26 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 	// counts them) before the output may replace it.
 	for i, a := range audits {
 		if err := a.check(files[i]); err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		if !major && files[i].ref == nil {
 			if err := a.checkCount(files[i]); err != nil {
-				return 0, 0, err
+				return 0, 0, nil, err
 			}
 		}
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(maxSeq))); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
+	}
+	if err := w.SetFileInfo(fileInfoVersionDeletes, binary.BigEndian.AppendUint64(nil, versionDeletes)); err != nil {
+		return 0, 0, nil, err
 	}
 	flag := byte(0)
 	if major {
 		flag = 0xFF
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{flag}); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	var tracker []byte
 	for _, in := range files {
@@ -335,15 +417,15 @@ func (s *Store) writeCompacted(ctx context.Context, path string, files []*StoreF
 		tracker = protowire.AppendString(tracker, filepath.Base(in.Path))
 	}
 	if err := w.SetFileInfo(fileInfoCompactionEvent, append([]byte(encoding.PBMagic), tracker...)); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := w.Close(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if err := bw.Flush(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
-	return n, surplus, f.Sync()
+	return n, surplus, sampler.result(), f.Sync()
 }
 
 // sameColumn reports whether kv is in the column of key, a first-on-column
@@ -517,11 +599,9 @@ func (r *Region) compactStore(s *Store, major bool) (res CompactionResult, did b
 			r.opts.CompactionMinSize, r.opts.CompactionMaxSize)
 		// A compaction of every file is a major one: nothing outside it but
 		// the memstore, whose cells are newer, so it may drop what a major
-		// compaction drops. (HBase drops delete markers then too, and
-		// surplus versions in every compaction; doing that with other
-		// files outside would change what reads see.) This is what keeps
-		// an overwritten table from growing until the weekly major
-		// compaction.
+		// compaction drops, delete markers too, as HBase's does. A true
+		// minor one drops surplus versions where no file outside can show
+		// them again (see compact).
 		major = end > 0 && start == 0 && end == len(files)
 		files = files[start:end]
 	}
@@ -585,7 +665,8 @@ func (r *Region) requestCompaction() {
 }
 
 // compactor runs minor compactions when a store has enough files, and
-// major compactions when the oldest file is older than the period.
+// major compactions when the oldest file is older than the period, or a
+// store's files mostly rewrite each other (see overwrite.go).
 func (r *Region) compactor() {
 	defer close(r.compactDone)
 	tick := time.NewTicker(time.Minute)
@@ -601,15 +682,53 @@ func (r *Region) compactor() {
 			continue
 		}
 		for _, s := range r.storeSet().stores {
-			major := r.majorDue(s) || s.majorWanted.Load() || s.hasReferences()
-			if !major && len(s.Files()) < r.opts.CompactionMin {
-				continue
-			}
-			if _, _, err := r.compactStore(s, major); err != nil && !r.closed.Load() {
+			if _, _, err := r.compactIfNeeded(s); err != nil && !r.closed.Load() {
 				r.log.Error("region: compaction failed", "region", r.dir, "family", s.name, "err", err)
 			}
 		}
 	}
+}
+
+// CompactNeeded runs the compactions the background compactor would run
+// now, and waits for them (even with DisableAutoCompaction): for each
+// store, a major compaction if one is due, asked for or needed to drop
+// references, or if the store's files mostly rewrite each other (see
+// overwrite.go), else a minor one if it has CompactionMin files. It returns
+// what it did, as CompactStores.
+func (r *Region) CompactNeeded() ([]CompactionResult, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	var errs error
+	var done []CompactionResult
+	for _, s := range r.storeSet().stores {
+		res, ok, err := r.compactIfNeeded(s)
+		if err != nil {
+			errs = errors.CombineErrors(errs, err)
+		} else if ok {
+			done = append(done, res)
+		}
+	}
+	return done, errs
+}
+
+// compactIfNeeded compacts s if it needs it (see CompactNeeded).
+func (r *Region) compactIfNeeded(s *Store) (CompactionResult, bool, error) {
+	major := r.majorDue(s) || s.majorWanted.Load() || s.hasReferences()
+	if !major {
+		overwritten, err := s.mostlyOverwritten()
+		if err != nil {
+			r.log.Error("region: estimating overwritten store files", "region", r.dir, "family", s.name, "err", err)
+		}
+		if overwritten {
+			r.log.Info("region: store files mostly rewrite each other; compacting them whole", "region", r.dir, "family", s.name, "files", len(s.Files()))
+			major = true
+		}
+	}
+	if !major && len(s.Files()) < r.opts.CompactionMin {
+		return CompactionResult{}, false, nil
+	}
+	return r.compactStore(s, major)
 }
 
 // majorDue reports whether the store's oldest file is past the major

@@ -64,8 +64,16 @@
 // ErrRegionTooBusy) when the memstores reach BlockingMultiplier×FlushSize.
 // Store files are merged in the background by HBase's exploring compaction
 // policy; a compaction of every file of a store (major) drops deleted cells,
-// expired cells and versions past MaxVersions. Compact and CompactStores run
-// one now; CompactStores says what it did. Stats reports counters and sizes.
+// expired cells and versions past MaxVersions. A minor one keeps delete
+// markers and, as a flush does, drops the puts the files it merges hide
+// (versions past MaxVersions, deleted cells), unless a file outside it may
+// hold a version delete (Delete.AddColumn, AddFamilyVersion), which could
+// mask a newer version and show an older one. A store whose files mostly
+// rewrite each other (a small table under overwrites, estimated from a
+// sample of each new file's keys probed against older files' blooms) is
+// compacted whole, however few its files. Compact and CompactStores run one
+// now, and CompactNeeded runs what the background compactor would;
+// CompactStores says what it did. Stats reports counters and sizes.
 //
 // A family's TTL hides cells older than it. With MinVersions (HBase's
 // MIN_VERSIONS) the newest MinVersions versions of a column that are not

@@ -24,17 +24,20 @@ type modelCell struct {
 	typ            encoding.Type
 	seq            int
 	value          string
-	inFile         bool // flushed: major compactions rewrite these
+	// file is the store file (its path) the cell is in, "" while it is in
+	// the memstore: compactions rewrite the cells of their input files.
+	file string
 }
 
 // regionModel is the reference: every physical cell, and reads computed
-// from HBase's rules directly. It mirrors the region's physical state only
-// where HBase's semantics depend on it: a major compaction removes delete
-// markers, what they mask and surplus versions from flushed cells, which
-// changes what later reads see (HBase's "deletes mask puts until a major
-// compaction"); and flushes and major compactions drop expired versions
-// beyond MIN_VERSIONS, which reads with a time range would otherwise
-// return.
+// from HBase's rules directly. It mirrors the region's physical state, file
+// by file, where HBase's semantics depend on it: a major compaction removes
+// delete markers, what they mask and surplus versions from flushed cells,
+// which changes what later reads see (HBase's "deletes mask puts until a
+// major compaction"); flushes and minor compactions drop the versions their
+// own cells hide, which later version deletes would otherwise show and reads
+// with a time range would return; and flushes and major compactions drop
+// expired versions beyond MIN_VERSIONS.
 type regionModel struct {
 	cells       []*modelCell
 	seq         int
@@ -64,17 +67,20 @@ func (m *regionModel) add(c *modelCell) {
 	}
 }
 
+// markerSet says which delete markers a masking check sees; nil is all.
+type markerSet func(d *modelCell) bool
+
 // Which delete markers a masking check sees.
-const (
-	allMarkers       = iota // a read
-	fileMarkers             // a major compaction: the markers in files
-	unflushedMarkers        // a flush: the markers being flushed
+var (
+	allMarkers       markerSet                                         // a read
+	fileMarkers      = func(d *modelCell) bool { return d.file != "" } // a major compaction: the markers in files
+	unflushedMarkers = func(d *modelCell) bool { return d.file == "" } // a flush: the markers being flushed
 )
 
 // masked reports whether a delete marker of those markers sees hides p.
-func (m *regionModel) masked(p *modelCell, markers int) bool {
+func (m *regionModel) masked(p *modelCell, markers markerSet) bool {
 	for _, d := range m.deletes[[2]string{p.row, p.fam}] {
-		if markers == fileMarkers && !d.inFile || markers == unflushedMarkers && d.inFile {
+		if markers != nil && !markers(d) {
 			continue
 		}
 		switch d.typ {
@@ -109,7 +115,12 @@ func (m *regionModel) expired(c *modelCell) bool {
 // per timestamp, not masked, within tr, at most n; of the expired, only
 // those among the family's MIN_VERSIONS first counted (HBase's
 // ScanWildcardColumnTracker), none without MIN_VERSIONS.
-func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, markers int) []*modelCell {
+func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, markers markerSet) []*modelCell {
+	return m.columnTTL(puts, tr, n, markers, true)
+}
+
+// columnTTL is column; without ttl, no version counts as expired.
+func (m *regionModel) columnTTL(puts []*modelCell, tr scanner.TimeRange, n int, markers markerSet, ttl bool) []*modelCell {
 	sort.Slice(puts, func(i, j int) bool {
 		if puts[i].ts != puts[j].ts {
 			return puts[i].ts > puts[j].ts
@@ -120,7 +131,7 @@ func (m *regionModel) column(puts []*modelCell, tr scanner.TimeRange, n int, mar
 	lastTS := int64(-1)
 	for _, p := range puts {
 		minVersions := m.minVersions[p.fam]
-		expired := m.expired(p)
+		expired := ttl && m.expired(p)
 		if expired && minVersions == 0 {
 			break // so is every older version
 		}
@@ -207,30 +218,73 @@ func (m *regionModel) read(inRow func(string) bool, fams map[string]bool, maxVer
 	return out
 }
 
-// flush writes the unflushed cells to a file as the region's flush does:
+// flush writes the unflushed cells to files as the region's flush does:
 // the delete markers (but the expired, without MIN_VERSIONS), and of the
 // puts what a read of VERSIONS versions sees when only the flushed markers
-// mask.
-func (m *regionModel) flush() {
-	m.rewrite(func(c *modelCell) bool { return !c.inFile }, true, unflushedMarkers)
+// mask. files names each family's new file.
+func (m *regionModel) flush(files map[string]string) {
+	m.rewrite(func(c *modelCell) bool { return c.file == "" }, true, unflushedMarkers, true)
 	for _, c := range m.cells {
-		c.inFile = true
+		if c.file == "" {
+			c.file = files[c.fam]
+		}
 	}
 }
 
-// majorCompact keeps, of the flushed cells, what a read of every version
-// returns; unflushed cells stay as they are.
-func (m *regionModel) majorCompact() { m.majorCompactFamily("") }
+// majorCompactFamily keeps, of the flushed cells of fam, what a read of
+// every version returns, in the file out; unflushed cells stay as they are.
+func (m *regionModel) majorCompactFamily(fam, out string) {
+	in := func(c *modelCell) bool { return c.file != "" && c.fam == fam }
+	m.rewrite(in, false, fileMarkers, true)
+	for _, c := range m.cells {
+		if in(c) {
+			c.file = out
+		}
+	}
+}
 
-// majorCompactFamily is majorCompact for one family's store ("": all).
-func (m *regionModel) majorCompactFamily(fam string) {
-	m.rewrite(func(c *modelCell) bool { return c.inFile && (fam == "" || c.fam == fam) }, false, fileMarkers)
+// minorCompact rewrites the cells of fam's files inputs into out as the
+// region's minor compaction does. With no version delete marker in any
+// other file of fam: the markers (but the expired, without MIN_VERSIONS)
+// and of the puts what a read of VERSIONS versions sees when only the
+// inputs' markers mask, expired versions counting as any other with
+// MIN_VERSIONS; otherwise every cell but the expired (without MIN_VERSIONS).
+// It reports whether it dropped versions.
+func (m *regionModel) minorCompact(fam string, inputs map[string]bool, out string) bool {
+	in := func(c *modelCell) bool { return c.fam == fam && inputs[c.file] }
+	drop := true
+	for _, c := range m.cells {
+		if c.fam == fam && c.file != "" && !inputs[c.file] && (c.typ == encoding.TypeDelete || c.typ == encoding.TypeDeleteFamilyVersion) {
+			drop = false
+		}
+	}
+	if drop {
+		m.rewrite(in, true, in, m.minVersions[fam] == 0)
+	} else if m.minVersions[fam] == 0 {
+		var kept []*modelCell
+		for _, c := range m.cells {
+			if !in(c) || !m.expired(c) {
+				kept = append(kept, c)
+			}
+		}
+		m.cells, m.deletes, m.byRow = nil, nil, nil
+		for _, c := range kept {
+			m.add(c)
+		}
+	}
+	for _, c := range m.cells {
+		if in(c) {
+			c.file = out
+		}
+	}
+	return drop
 }
 
 // rewrite replaces the cells in for which in is true by what a read of
-// VERSIONS versions of them returns when the given markers mask, and
-// their delete markers if keepMarkers; other cells stay.
-func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, markers int) {
+// VERSIONS versions of them returns when the given markers mask (and TTL
+// expires, if ttl), and their delete markers if keepMarkers; other cells
+// stay.
+func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, markers markerSet, ttl bool) {
 	cols := map[colKey][]*modelCell{}
 	var kept []*modelCell
 	for _, c := range m.cells {
@@ -243,13 +297,47 @@ func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, marker
 		}
 	}
 	for k, puts := range cols {
-		kept = append(kept, m.column(puts, scanner.AllTime, m.maxVersions[k.fam], markers)...)
+		kept = append(kept, m.columnTTL(puts, scanner.AllTime, m.maxVersions[k.fam], markers, ttl)...)
 	}
 	// Masking is judged against the old cells, so swap only at the end.
 	m.cells, m.deletes, m.byRow = nil, nil, nil
 	for _, c := range kept {
 		m.add(c)
 	}
+}
+
+// storeFiles returns each family's store files (paths).
+func storeFiles(r *Region) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, st := range r.storeSet().stores {
+		out[st.name] = map[string]bool{}
+		for _, f := range st.Files() {
+			out[st.name][f.Path] = true
+		}
+	}
+	return out
+}
+
+// filesChange returns, per family, the files in before and not after and
+// the one file in after and not before ("" if none).
+func filesChange(before, after map[string]map[string]bool) (gone map[string]map[string]bool, added map[string]string) {
+	gone, added = map[string]map[string]bool{}, map[string]string{}
+	for fam, files := range after {
+		for p := range before[fam] {
+			if !files[p] {
+				if gone[fam] == nil {
+					gone[fam] = map[string]bool{}
+				}
+				gone[fam][p] = true
+			}
+		}
+		for p := range files {
+			if !before[fam][p] {
+				added[fam] = p
+			}
+		}
+	}
+	return gone, added
 }
 
 func formatResult(cells []*encoding.KeyValue) map[string][]string {
@@ -321,6 +409,8 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		return int64(1 + rng.IntN(20))
 	}
 	var history []string
+	var minors, minorsDropping int // minor compactions of a store, and those that dropped versions
+	defer func() { t.Logf("minor compactions: %d, %d of them dropping versions", minors, minorsDropping) }()
 	var filterReads filterStats
 	defer func() { t.Logf("filtered reads (of the second set): %s", filterReads) }()
 	fail := func(format string, args ...any) {
@@ -348,7 +438,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				detail = append(detail, fmt.Sprintf("row %s: got %v want %v", row, got[row], want[row]))
 				for _, c := range m.byRow[row] {
 					{
-						detail = append(detail, fmt.Sprintf("    model cell %s:%s@%d %s seq=%d %s file=%t", c.fam, c.qual, c.ts, c.typ, c.seq, c.value, c.inFile))
+						detail = append(detail, fmt.Sprintf("    model cell %s:%s@%d %s seq=%d %s file=%s", c.fam, c.qual, c.ts, c.typ, c.seq, c.value, filepath.Base(c.file)))
 					}
 				}
 			}
@@ -595,10 +685,36 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			check("scan", formatResult(cells), m.read(in, nil, s.MaxVersions, scanner.AllTime, mf))
 		case op < 92:
 			history = append(history, "flush")
+			before := storeFiles(r)
 			if err := r.Flush(); err != nil {
 				fail("flush: %v", err)
 			}
-			m.flush()
+			_, added := filesChange(before, storeFiles(r))
+			m.flush(added)
+		case op < 95 && rng.IntN(3) == 0:
+			// A minor compaction of a random run of one store's files, as
+			// the exploring policy picks for stores bigger than this one.
+			st := r.storeSet().stores[rng.IntN(len(r.storeSet().stores))]
+			st.compactMu.Lock()
+			files := st.Files()
+			if len(files) == 0 {
+				st.compactMu.Unlock()
+				break
+			}
+			start := rng.IntN(len(files))
+			end := start + 1 + rng.IntN(len(files)-start)
+			history = append(history, fmt.Sprintf("minor compaction of %s files [%d, %d) of %d", st.name, start, end, len(files)))
+			before := storeFiles(r)
+			_, _, err := st.compact(r.bgCtx, files[start:end], false, filepath.Join(r.dir, ".tmp"), r.now(), &throttle{})
+			st.compactMu.Unlock()
+			if err != nil {
+				fail("minor compaction: %v", err)
+			}
+			gone, added := filesChange(before, storeFiles(r))
+			minors++
+			if m.minorCompact(st.name, gone[st.name], added[st.name]) {
+				minorsDropping++
+			}
 		case op < 95:
 			major := rng.IntN(2) == 0
 			history = append(history, fmt.Sprintf("compact major=%t", major))
@@ -606,29 +722,36 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			for _, st := range r.storeSet().stores {
 				majors[st.name] = st.majors.Load()
 			}
+			before := storeFiles(r)
 			if err := r.Compact(major); err != nil {
 				fail("compact: %v", err)
 			}
-			if major {
-				m.majorCompact()
-			} else {
-				// A minor pick of every file of a store is a major compaction.
-				for _, st := range r.storeSet().stores {
-					if st.majors.Load() != majors[st.name] {
-						history = append(history, "  (major: "+st.name+")")
-						m.majorCompactFamily(st.name)
+			gone, added := filesChange(before, storeFiles(r))
+			for _, st := range r.storeSet().stores {
+				switch {
+				case st.majors.Load() != majors[st.name]:
+					// Also a minor pick of every file of a store.
+					history = append(history, "  (major: "+st.name+")")
+					m.majorCompactFamily(st.name, added[st.name])
+				case len(gone[st.name]) > 0:
+					history = append(history, fmt.Sprintf("  (minor: %s, %d files)", st.name, len(gone[st.name])))
+					minors++
+					if m.minorCompact(st.name, gone[st.name], added[st.name]) {
+						minorsDropping++
 					}
 				}
 			}
 		case op < 97: // clean reopen: Close flushes
 			history = append(history, "reopen")
+			before := storeFiles(r)
 			if err := r.Close(); err != nil {
 				fail("close: %v", err)
 			}
-			m.flush()
 			if r, err = Open(dir, opts); err != nil {
 				fail("reopen: %v", err)
 			}
+			_, added := filesChange(before, storeFiles(r))
+			m.flush(added)
 		default: // crash-like reopen: nothing flushed, the WAL brings it back
 			history = append(history, "crash-reopen")
 			r.closed.Store(true)

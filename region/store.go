@@ -36,7 +36,11 @@ type StoreFile struct {
 	// ref is set for a reference file (Path is the reference's, Reader
 	// the parent's file's): reads see only the rows of its half.
 	ref *fileRef
-	id  uint64
+	// sample is a sample of the keys of the file's bloom, kept by the
+	// flush or compaction that wrote it (nil for files opened from disk):
+	// see overwrite.go. Set before the file is published, then only read.
+	sample *keySample
+	id     uint64
 	// refs counts the store's own reference plus every open scanner; the
 	// reader is closed when it drops to zero, so a file compacted away
 	// stays readable for the scanners that still use it.
@@ -369,7 +373,8 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	}
 	name := s.newFileName()
 	tmp := filepath.Join(tmpDir, s.name+"-"+name)
-	if err := s.writeFile(tmp, snap, flushSeq, now); err != nil {
+	sample, err := s.writeFile(tmp, snap, flushSeq, now)
+	if err != nil {
 		s.removeQuietly(tmp)
 		return nil, err
 	}
@@ -377,6 +382,7 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	if err != nil {
 		return nil, errors.Wrapf(err, "region: publishing flush of %s", s.name)
 	}
+	sf.sample = sample
 	s.mu.Lock()
 	s.files = append(s.files, sf)
 	err = s.mem.ClearSnapshot(snap.ID)
@@ -422,10 +428,12 @@ func (s *Store) removeQuietly(path string) {
 	}
 }
 
-func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum, now int64) error {
+// writeFile writes the flush of snap to path and returns a sample of the
+// keys of its bloom (nil without one).
+func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encoding.SeqNum, now int64) (*keySample, error) {
 	f, err := s.fs.Create(path)
 	if err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.name)
+		return nil, errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	defer f.Close()
 	it := snap.Segment.NewScanner(math.MaxUint64)
@@ -446,30 +454,39 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 		IncludesTags: tags,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var versionDeletes uint64
+	sampler := newKeySampler(o.BloomFilter.hfileType())
 	err = s.flushCells(snap, o, now, func(kv *encoding.KeyValue) error {
+		if isVersionDelete(kv) {
+			versionDeletes++
+		}
+		sampler.add(kv)
 		return errors.Wrapf(w.Append(kv), "region: flush of %s", s.name)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMaxSeqID, binary.BigEndian.AppendUint64(nil, uint64(flushSeq))); err != nil {
-		return err
+		return nil, err
+	}
+	if err := w.SetFileInfo(fileInfoVersionDeletes, binary.BigEndian.AppendUint64(nil, versionDeletes)); err != nil {
+		return nil, err
 	}
 	if err := w.SetFileInfo(hfile.FileInfoMajorCompaction, []byte{0}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.name)
+		return nil, errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	if err := bw.Flush(); err != nil {
-		return errors.Wrapf(err, "region: flush of %s", s.name)
+		return nil, errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	if err := f.Sync(); err != nil {
-		return errors.Wrapf(err, "region: syncing flush of %s", s.name)
+		return nil, errors.Wrapf(err, "region: syncing flush of %s", s.name)
 	}
-	return nil
+	return sampler.result(), nil
 }
 
 // flushCells passes to emit, in order, the snapshot's cells a flush writes,

@@ -295,21 +295,27 @@ func (o *peOptions) blockCacheOptions() blockcache.Options {
 
 // peResult is what a run measured.
 type peResult struct {
-	command     string
-	clients     int
-	ops         int64
-	elapsed     time.Duration
-	flush       time.Duration // the final flush of write commands
-	hist        *hdrhistogram.Histogram
-	stats       region.Stats
-	blockCache  map[string]float64 // the block cache's metrics, nil without one
-	seed        uint64
-	stopped     string // why the run ended before its rows were done, if it did
-	interrupted bool
-	rows        int64          // rows the operations read (scan commands)
-	countsRows  bool           // the command reports rows read
-	remote      bool           // ran against a server (--zk): no region stats
-	kinds       []peKindResult // per operation type (YCSB workloads)
+	command string
+	clients int
+	ops     int64
+	elapsed time.Duration
+	flush   time.Duration // the final flush of write commands
+	// The compactions that flush asked for, run before closing, and the
+	// store files before and after them.
+	compactions             int
+	compact                 time.Duration
+	filesBefore, filesAfter int
+	bytesBefore, bytesAfter int64
+	hist                    *hdrhistogram.Histogram
+	stats                   region.Stats
+	blockCache              map[string]float64 // the block cache's metrics, nil without one
+	seed                    uint64
+	stopped                 string // why the run ended before its rows were done, if it did
+	interrupted             bool
+	rows                    int64          // rows the operations read (scan commands)
+	countsRows              bool           // the command reports rows read
+	remote                  bool           // ran against a server (--zk): no region stats
+	kinds                   []peKindResult // per operation type (YCSB workloads)
 	// Go heap allocation during the clients' run (all goroutines, the
 	// block cache's included): objects, bytes, and GC cycles.
 	mallocs, allocBytes uint64
@@ -546,8 +552,21 @@ func (o *peOptions) run(ctx context.Context, stderr io.Writer) (res *peResult, e
 			return nil, errors.Wrap(err, "flushing")
 		}
 		res.flush = time.Since(flushStart)
+		// What a server would do next: run the compactions the flush asks
+		// for, so that the next run on --dir starts from the files a
+		// running server would settle on, and does not compact while it
+		// measures.
+		st := r.Stats()
+		res.filesBefore, res.bytesBefore = st.StoreFiles, st.StoreFileSize
+		compactStart := time.Now()
+		done, err := r.CompactNeeded()
+		if err != nil {
+			return nil, errors.Wrap(err, "compacting after the flush")
+		}
+		res.compactions, res.compact = len(done), time.Since(compactStart)
 	}
 	res.stats = r.Stats()
+	res.filesAfter, res.bytesAfter = res.stats.StoreFiles, res.stats.StoreFileSize
 	if cache != nil {
 		res.blockCache = cache.Stats().Map()
 	}
@@ -695,6 +714,19 @@ type peJSON struct {
 	AllocsPerOp     float64 `json:"allocsPerOp"`
 	AllocBytesPerOp float64 `json:"allocBytesPerOp"`
 	GCCycles        uint32  `json:"gcCycles"`
+	// StoreFiles is what an embedded write command left: the store files
+	// after its final flush and after the compactions that flush asked for.
+	StoreFiles *peStoreFilesJSON `json:"storeFiles,omitempty"`
+}
+
+// peStoreFilesJSON is the store files a write command left.
+type peStoreFilesJSON struct {
+	AfterFlush        int     `json:"afterFlush"`
+	AfterFlushBytes   int64   `json:"afterFlushBytes"`
+	Compactions       int     `json:"compactions"`
+	CompactionSeconds float64 `json:"compactionSeconds"`
+	AfterCompaction   int     `json:"afterCompaction"`
+	AfterCompactBytes int64   `json:"afterCompactionBytes"`
 }
 
 // peKindJSON is one operation type of a mixed command.
@@ -768,6 +800,10 @@ func (r *peResult) print(w io.Writer, asJSON bool) {
 	}
 	if r.flush > 0 {
 		fmt.Fprintf(w, "flush: %.3fs\n", r.flush.Seconds())
+		if r.compactions > 0 {
+			fmt.Fprintf(w, "compactions after the flush: %d in %.3fs; store files %d (%d bytes) → %d (%d bytes)\n",
+				r.compactions, r.compact.Seconds(), r.filesBefore, r.bytesBefore, r.filesAfter, r.bytesAfter)
+		}
 	}
 	allocs, bytes := r.perOp(r.mallocs), r.perOp(r.allocBytes)
 	fmt.Fprintf(w, "go heap: %.1f allocations, %.0f bytes per op; %d GC cycles\n", allocs, bytes, r.gcCycles)
@@ -792,6 +828,11 @@ func (r *peResult) print(w io.Writer, asJSON bool) {
 	}
 	for k, v := range r.blockCache {
 		j.BlockCache[k] = v
+	}
+	if r.flush > 0 {
+		j.StoreFiles = &peStoreFilesJSON{AfterFlush: r.filesBefore, AfterFlushBytes: r.bytesBefore,
+			Compactions: r.compactions, CompactionSeconds: math.Round(r.compact.Seconds()*1e6) / 1e6,
+			AfterCompaction: r.filesAfter, AfterCompactBytes: r.bytesAfter}
 	}
 	if r.countsRows {
 		j.Rows = &r.rows

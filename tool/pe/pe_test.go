@@ -598,3 +598,29 @@ func TestPEProgressFirstFrame(t *testing.T) {
 	require.LessOrEqual(t, rate, ops/before.Sub(made).Seconds()+1, bar.String())
 	require.Greater(t, rate, 0.0)
 }
+
+// TestPEOverwriteRunLeavesSettledStore: a randomWrite over a small key
+// space flushes many times; the run ends with the compactions its last
+// flush asks for, which leave the store well under twice its live rows.
+func TestPEOverwriteRunLeavesSettledStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "table")
+	s, _ := runPEJSON(t, "--dir", dir, "--rows", "500", "--valueSize", "200", "sequentialWrite", "1")
+	require.NotNil(t, s.StoreFiles)
+	require.Equal(t, 1, s.StoreFiles.AfterFlush)
+	require.Zero(t, s.StoreFiles.Compactions)
+	live := s.StoreFiles.AfterCompactBytes
+	w, out := runPEJSON(t, "--dir", dir, "--rows", "10000", "--keySpace", "500", "--valueSize", "200", "--seed", "7",
+		"-Dhbase.hregion.memstore.flush.size=524288", "randomWrite", "1")
+	require.NotNil(t, w.StoreFiles)
+	require.LessOrEqual(t, w.StoreFiles.AfterCompaction, 2, out)
+	require.Less(t, w.StoreFiles.AfterCompactBytes, 2*live, out)
+	if w.StoreFiles.Compactions > 0 {
+		require.Contains(t, out, "compactions after the flush: ")
+	}
+	withPERegion(t, dir, func(r *region.Region) {
+		require.Equal(t, w.StoreFiles.AfterCompaction, len(r.Store("info0").Files()))
+		for row := int64(0); row < 500; row++ {
+			require.Len(t, getCell(t, r, row, "info0", "0"), 200)
+		}
+	})
+}
