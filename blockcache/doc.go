@@ -27,7 +27,10 @@
 //
 // A new block has SINGLE priority, or MEMORY if added with inMemory; a hit
 // promotes SINGLE to MULTI and makes the block the most recently used of its
-// priority. A background goroutine evicts when the cache passes its acceptable
+// priority. (A hit on a MULTI or MEMORY block only marks it, and eviction
+// moves a marked block to the front instead of evicting it: CLOCK's
+// approximation of LRU, as HBase only stamps an access time on a hit. TinyLFU
+// keeps the exact order, which its admission test compares against.) A background goroutine evicts when the cache passes its acceptable
 // size (0.99 of the maximum) and every period (10 s), freeing down to the
 // minimum size (0.95): the three priorities are buckets with target sizes
 // 0.25 / 0.5 / 0.25 of the minimum size, taken in ascending order of overflow,

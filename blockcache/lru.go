@@ -91,6 +91,7 @@ type entry[V Value] struct {
 	prev, next *entry[V]
 	prio       priority
 	kind       Kind
+	touched    bool // hit since it was last put at the front of its list
 }
 
 // lruList is a circular doubly linked list of entries through a sentinel:
@@ -327,8 +328,9 @@ func (c *LRU[V]) shardIndex(k Key) int {
 }
 
 // Get returns the block cached under k, if any, and counts a hit or a miss.
-// A hit makes the block the most recently used of its priority and promotes
-// a single-access block to multi-access. A Referenced block comes with a
+// A hit makes the block the most recently used of its priority (or, but with
+// TinyLFU, marks it recent; see the package comment) and promotes a
+// single-access block to multi-access. A Referenced block comes with a
 // reference for the caller, who drops it with Unref when done. Get takes
 // only k's shard lock and does not allocate.
 func (c *LRU[V]) Get(k Key) (V, bool) {
@@ -357,8 +359,16 @@ func (c *LRU[V]) Get(k Key) (V, bool) {
 		e.prio = prioMulti
 		s.lists[prioMulti].pushFront(e)
 		s.bytes[prioMulti] += e.charge
-	} else {
+	} else if c.tinyLFU {
 		s.lists[e.prio].moveToFront(e)
+	} else {
+		// Marked, not moved: eviction gives a marked block a second
+		// chance at the front of its list (CLOCK), an approximation of LRU
+		// that spares every hit of a hot block relinking three list nodes
+		// in cold memory; HBase's cache, too, only stamps an access on a
+		// hit. (TinyLFU compares a newcomer with the exact LRU victim, and
+		// keeps fewer hot blocks when the order is approximate.)
+		e.touched = true
 	}
 	v := e.value
 	if e.ref != nil {
@@ -688,6 +698,12 @@ func (c *LRU[V]) freeShard(s *shard[V], p priority, want int64) int64 {
 		e := s.lists[p].back()
 		if e == nil {
 			break
+		}
+		if e.touched {
+			// Hit since it was last put at the front: it is recent.
+			e.touched = false
+			s.lists[p].moveToFront(e)
+			continue
 		}
 		freed += e.charge
 		n++

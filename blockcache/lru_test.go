@@ -395,3 +395,32 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 }
+
+// TestSecondChance: with LRU, a hit on a multi-access block marks it, and
+// an eviction run moves it to the front instead of evicting it; once moved,
+// it is evicted like any other block unless hit again.
+func TestSecondChance(t *testing.T) {
+	c := newTestLRU(t, testOptions(100_000))
+	m := fill(t, c, 100, 90, prioMulti)
+	c.Get(m[0]) // the oldest, marked
+	s := c.shardFor(m[0])
+	// Free one block: m[0] gets its second chance, m[1] goes.
+	require.EqualValues(t, 1000, c.freeShard(s, prioMulti, 1000))
+	require.True(t, c.Contains(m[0]), "a marked block survives")
+	require.False(t, c.Contains(m[1]), "the oldest unmarked block goes")
+	// m[0] is now the most recent: the next 88 go before it, then it.
+	require.EqualValues(t, 88_000, c.freeShard(s, prioMulti, 88_000))
+	require.Equal(t, []bool{true, false, false}, cached(c, m[:3]))
+	require.EqualValues(t, 1000, c.freeShard(s, prioMulti, 1000))
+	require.False(t, c.Contains(m[0]), "without another hit it goes in turn")
+	checkInvariants(t, c)
+
+	// TinyLFU keeps the exact order: a hit moves the block to the front.
+	o := tinyOptions(100_000)
+	o.Shards = 1
+	tc := newTestLRU(t, o)
+	m = fill(t, tc, 100, 50, prioMulti)
+	tc.Get(m[0])
+	s = tc.shardFor(m[0])
+	require.Same(t, s.m[m[0]], s.lists[prioMulti].root.next, "moved to the front at once")
+}
