@@ -232,9 +232,16 @@ func (s *SegmentScanner) seekToEnd(d direction) *encoding.KeyValue {
 // continueFrom refills buf in direction d starting at anchor, a visible cell,
 // and moves to the cell after it. Keeping the anchor as buf[0] keeps buf a
 // run of consecutive visible cells, so a step back needs no refill.
+//
+// An Upsert may have removed the anchor from the tree since it was
+// collected: the refill then starts at the cell after it, which is the one
+// to move to.
 func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
 	s.refill(d, anchor)
-	s.pos = min(1, len(s.buf)) // len(s.buf) >= 1: the anchor is in the tree and visible
+	if len(s.buf) > 0 && (s.buf[0] == anchor || s.cmp.CompareKeyValues(s.buf[0], anchor) == 0) {
+		// The anchor, or an equal cell that replaced it.
+		s.pos = 1
+	}
 }
 
 // refill collects up to s.fill visible cells in direction d, from the start

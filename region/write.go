@@ -253,7 +253,7 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 		}
 	}
 	s.cells = cells
-	return r.commitLocked(s, cells, dur, now)
+	return r.commitLocked(s, cells, dur, now, false)
 }
 
 // commitLocked writes cells whose rows the caller has locked, holding
@@ -262,7 +262,13 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 //
 // The WAL entry is encoded, checksum included, before the mvcc lock, which
 // then covers only copying it into the WAL's buffer (wal.PreparedEntry).
-func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
+//
+// delta marks the cells of an Increment or Append: in a family of VERSIONS
+// 1 they are upserted (memstore.MemStore.Upsert), as HBase's
+// HRegion.applyToMemStore does, so that the versions a counter leaves
+// behind do not pile up in the memstore, where every read of the counter
+// would have to pass them.
+func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64, delta bool) error {
 	if len(cells) == 0 {
 		return nil
 	}
@@ -317,9 +323,18 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 	// The caller holds r.updates, so this is the set its cells were
 	// checked against.
 	set := r.storeSet()
+	smallest := encoding.SeqNum(0) // HBase's getSmallestReadPoint, once needed
 	for i := range cells {
 		cells[i].SeqNum = encoding.SeqNum(seq)
-		added += set.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
+		st := set.byFamily[string(cells[i].Family)]
+		if delta && st.options().MaxVersions == 1 {
+			if smallest == 0 {
+				smallest = encoding.SeqNum(r.mvcc.SmallestReadPoint())
+			}
+			added += st.mem.Upsert(&cells[i], smallest).DataSize
+			continue
+		}
+		added += st.mem.Add(&cells[i]).DataSize
 	}
 	r.addMemSize(added)
 	completed = true
@@ -616,7 +631,7 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 		}
 	}
 	r.stats.puts.Add(1)
-	return r.commitLocked(s, cells, dur, now)
+	return r.commitLocked(s, cells, dur, now, true)
 }
 
 // CheckAndMutate applies c.Mutations if the check passes, atomically with
