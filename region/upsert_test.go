@@ -130,7 +130,7 @@ func TestConcurrentIncrementsAndReads(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < ops && failure.Load() == nil; i++ {
-				if _, err := r.Increment(NewIncrement(row((i + w) % counters)).Add(fam2, b("n"), 1)); err != nil {
+				if _, err := r.Increment(NewIncrement(row((i+w)%counters)).Add(fam2, b("n"), 1)); err != nil {
 					fail("increment: %v", err)
 				}
 			}
