@@ -282,7 +282,11 @@ func BenchmarkMemStoreUpsert(b *testing.B) {
 			b.ReportAllocs()
 			ms := New(encoding.InnerStoreComparer)
 			c := encoding.KeyValue{Family: []byte("f"), Qualifier: []byte("v"), Type: encoding.TypePut, Value: make([]byte, 8)}
-			row := func(i int) []byte { return fmt.Appendf(c.Row[:0], "ctrs%010d", i) }
+			rowKeys := make([][]byte, rows)
+			for i := range rowKeys {
+				rowKeys[i] = fmt.Appendf(nil, "ctrs%010d", i)
+			}
+			row := func(i int) []byte { return rowKeys[i] }
 			seq := encoding.SeqNum(0)
 			for v := 0; v < piled; v++ {
 				for i := 0; i < rows; i++ {

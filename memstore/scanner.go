@@ -72,6 +72,7 @@ type SegmentScanner struct {
 	// more == false. more reports that visible cells may follow buf[len-1]
 	// in direction dir.
 	buf  []*encoding.KeyValue
+	used int // the longest buf has been since the scanner was opened
 	pos  int
 	dir  direction
 	more bool
@@ -109,7 +110,10 @@ func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
 // it returned stay valid.
 func (s *SegmentScanner) Close() {
 	buf := s.buf[:cap(s.buf)]
-	clear(buf) // do not let the pool pin a flushed segment's arena
+	// Do not let the pool pin a flushed segment's arena. Only what was
+	// used: a Get fills a few of the 256 slots, and clearing them all
+	// cost more than its seek.
+	clear(buf[:max(s.used, len(s.buf))])
 	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn}
 	scannerPool.Put(s)
 }
@@ -248,6 +252,7 @@ func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
 // (from == nil) or from the cells >= from (forward) or <= from (backward),
 // and positions the scanner at the first.
 func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
+	s.used = max(s.used, len(s.buf))
 	s.buf = s.buf[:0]
 	s.pos = 0
 	s.dir = d

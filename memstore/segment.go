@@ -403,8 +403,9 @@ func (s *Segment) removeHidden(added *encoding.KeyValue, smallestReadPoint encod
 		Timestamp: encoding.LatestTimestamp, Type: encoding.TypeMaximum, SeqNum: math.MaxUint64}
 	s.mu.tree.AscendGreaterOrEqual(s.entry(&w.pivot, 0), s.hiddenFn)
 	n := len(w.hidden)
-	for _, e := range w.hidden {
-		s.mu.tree.Delete(e)
+	// From the last: removing a leaf's last items moves none of the rest.
+	for i := n - 1; i >= 0; i-- {
+		s.mu.tree.Delete(w.hidden[i])
 	}
 	clear(w.hidden)
 	if cap(w.hidden) > 1024 {
