@@ -24,6 +24,19 @@ type Value interface {
 	MemSize() int64
 }
 
+// Referenced is a Value that counts its holders, so that its memory can be
+// reused once nobody holds it (hfile's shared blocks). The cache holds one
+// reference while the value is cached, and takes one for the caller on every
+// Get that returns it, under the shard lock, so that a value being evicted
+// cannot be handed out; the caller drops its own with Unref when done.
+type Referenced interface {
+	Value
+	// Ref takes a reference.
+	Ref()
+	// Unref drops one; the last frees the value's memory for reuse.
+	Unref()
+}
+
 // Kind says what a block is, as far as the cache cares.
 type Kind uint8
 
@@ -73,7 +86,8 @@ func (p priority) String() string { return priorityNames[p] }
 type entry[V Value] struct {
 	key        Key
 	value      V
-	charge     int64 // value.MemSize() + entry overhead
+	ref        Referenced // value as a Referenced, nil if it is not one
+	charge     int64      // value.MemSize() + entry overhead
 	prev, next *entry[V]
 	prio       priority
 	kind       Kind
@@ -148,6 +162,9 @@ func (s *shard[V]) removeLocked(e *entry[V]) {
 	s.count--
 	if e.kind == KindData {
 		s.data--
+	}
+	if e.ref != nil {
+		e.ref.Unref()
 	}
 	if s.nfree < maxFreeEntries {
 		*e = entry[V]{next: s.free}
@@ -311,8 +328,9 @@ func (c *LRU[V]) shardIndex(k Key) int {
 
 // Get returns the block cached under k, if any, and counts a hit or a miss.
 // A hit makes the block the most recently used of its priority and promotes
-// a single-access block to multi-access. Get takes only k's shard lock and
-// does not allocate.
+// a single-access block to multi-access. A Referenced block comes with a
+// reference for the caller, who drops it with Unref when done. Get takes
+// only k's shard lock and does not allocate.
 func (c *LRU[V]) Get(k Key) (V, bool) {
 	s := c.shardFor(k)
 	if !s.mu.TryLock() {
@@ -343,6 +361,9 @@ func (c *LRU[V]) Get(k Key) (V, bool) {
 		s.lists[e.prio].moveToFront(e)
 	}
 	v := e.value
+	if e.ref != nil {
+		e.ref.Ref() // the caller's
+	}
 	s.mu.Unlock()
 	return v, true
 }
@@ -395,6 +416,9 @@ func (c *LRU[V]) Add(k Key, v V, kind Kind, inMemory bool) bool {
 	}
 	e := s.newEntryLocked()
 	e.key, e.value, e.charge, e.prio, e.kind = k, v, ms+c.entryOverhead, prioSingle, kind
+	if e.ref, _ = any(v).(Referenced); e.ref != nil {
+		e.ref.Ref() // the cache's
+	}
 	if inMemory {
 		e.prio = prioMemory
 	}

@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"math/rand/v2"
 	"testing"
 )
@@ -221,5 +222,48 @@ func BenchmarkSeekFreshBlock(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSeekIndexed measures a point read's seek in a cached 4 KiB
+// block (hfile's default size) whose RestartIndex is built: a binary search
+// of the samples, then a linear decode of at most RestartInterval cells.
+func BenchmarkSeekIndexed(b *testing.B) {
+	f := BlockFormat{IncludesMvcc: true}
+	all := peCells(rand.New(rand.NewPCG(1, 1)), 200, 1, 100)
+	size, n := 0, 0
+	for n < len(all) && size < 4<<10 {
+		size += noneSize(f, &all[n])
+		n++
+	}
+	cells := all[:n]
+	for i := range cells {
+		cells[i].SeqNum = SeqNum(500000 + i) // a compacted file's sequence ids
+	}
+	keys := make([]Key, len(cells))
+	for i := range cells {
+		keys[i] = cells[i].Key()
+	}
+	order := rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
+	for _, enc := range testEncodings {
+		b.Run(fmt.Sprintf("encoding=%s", enc), func(b *testing.B) {
+			payload := encodeBlock(b, enc, f, cells)
+			s, err := NewSeeker(enc, f, InnerStoreComparer)
+			require.NoError(b, err)
+			require.NoError(b, s.Init(payload))
+			idx, err := s.BuildRestartIndex()
+			require.NoError(b, err)
+			require.NoError(b, s.InitIndexed(payload, idx))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.Rewind(); err != nil {
+					b.Fatal(err)
+				}
+				if res, err := s.SeekToKeyInBlock(keys[order[i%len(order)]], false); err != nil || res != SeekExact {
+					b.Fatal(res, err)
+				}
+			}
+		})
 	}
 }

@@ -159,6 +159,9 @@ type Seeker interface {
 	Tags() []byte
 	// SeqNum returns the current cell's mvcc/sequence id (0 if not included).
 	SeqNum() SeqNum
+	// Cell fills kv with the current cell, as Key, Value, Tags and SeqNum
+	// give it, in one call; its slices are valid as theirs are.
+	Cell(kv *KeyValue)
 	// Offset returns the index of the current cell's start in the payload;
 	// two positions in the same block are equal iff their offsets are.
 	Offset() int

@@ -174,7 +174,19 @@ func expectedCells(cells []KeyValue, f BlockFormat) []decodedCell {
 	return out
 }
 
+// current returns the seeker's cell as Key, Value, Tags and SeqNum give
+// it; Cell must give the same (a mismatch panics, failing the test).
 func current(s Seeker) decodedCell {
+	var kv KeyValue
+	s.Cell(&kv)
+	if k := s.Key(); k != nil {
+		parts := k.KeyValue(s.Value())
+		if !bytes.Equal(kv.Row, parts.Row) || !bytes.Equal(kv.Family, parts.Family) || !bytes.Equal(kv.Qualifier, parts.Qualifier) ||
+			kv.Timestamp != parts.Timestamp || kv.Type != parts.Type || !bytes.Equal(kv.Value, parts.Value) ||
+			!bytes.Equal(kv.Tags, s.Tags()) || kv.SeqNum != s.SeqNum() {
+			panic(fmt.Sprintf("Cell %v differs from Key, Value, Tags and SeqNum", &kv))
+		}
+	}
 	return decodedCell{
 		Key:    slices.Clone(s.Key()),
 		Value:  slices.Clone(s.Value()),

@@ -119,6 +119,13 @@ func (kv *KeyValue) Clone() *KeyValue {
 // buffer use it (size buf first: a cell split by a reallocation is still
 // correct, but holds on to both arrays).
 func (kv *KeyValue) CopyInto(buf []byte) (KeyValue, []byte) {
+	var c KeyValue
+	buf = kv.CopyTo(&c, buf)
+	return c, buf
+}
+
+// CopyTo is CopyInto writing the copy to *dst, which must not be kv.
+func (kv *KeyValue) CopyTo(dst *KeyValue, buf []byte) []byte {
 	take := func(b []byte) []byte {
 		if b == nil {
 			return nil
@@ -127,10 +134,10 @@ func (kv *KeyValue) CopyInto(buf []byte) (KeyValue, []byte) {
 		buf = append(buf, b...)
 		return buf[s:len(buf):len(buf)]
 	}
-	c := KeyValue{Timestamp: kv.Timestamp, Type: kv.Type, SeqNum: kv.SeqNum}
-	c.Row, c.Family, c.Qualifier = take(kv.Row), take(kv.Family), take(kv.Qualifier)
-	c.Value, c.Tags = take(kv.Value), take(kv.Tags)
-	return c, buf
+	dst.Timestamp, dst.Type, dst.SeqNum = kv.Timestamp, kv.Type, kv.SeqNum
+	dst.Row, dst.Family, dst.Qualifier = take(kv.Row), take(kv.Family), take(kv.Qualifier)
+	dst.Value, dst.Tags = take(kv.Value), take(kv.Tags)
+	return buf
 }
 
 // String formats kv as HBase's KeyValue.toString: row/family:qualifier/ts/Type/vlen=N/seqid=N.
@@ -245,7 +252,26 @@ func (k Key) String() string {
 
 // KeyValue returns a KeyValue whose slices alias k, with the given value.
 func (k Key) KeyValue(value []byte) KeyValue {
-	return KeyValue{Row: k.Row(), Family: k.Family(), Qualifier: k.Qualifier(), Timestamp: k.Timestamp(), Type: k.Type(), Value: value}
+	var kv KeyValue
+	k.Fill(&kv, value)
+	return kv
+}
+
+// Fill sets kv's row, family, qualifier, timestamp and type from k (the
+// slices alias k) and its value to value, reading k's lengths once; it
+// leaves Tags and SeqNum alone. Readers that turn every cell of a block into
+// a KeyValue use it instead of KeyValue, which builds and copies a struct.
+func (k Key) Fill(kv *KeyValue, value []byte) {
+	rl := int(binary.BigEndian.Uint16(k))
+	fs := RowLenSize + rl + FamLenSize
+	fe := fs + int(k[fs-1])
+	qe := len(k) - TimestampTypeSize
+	kv.Row = k[RowLenSize : RowLenSize+rl : RowLenSize+rl]
+	kv.Family = k[fs:fe:fe]
+	kv.Qualifier = k[fe:qe:qe]
+	kv.Timestamp = int64(binary.BigEndian.Uint64(k[qe:]))
+	kv.Type = Type(k[len(k)-1])
+	kv.Value = value
 }
 
 // FirstOnRow is the smallest key of row: empty family and qualifier,

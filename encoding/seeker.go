@@ -435,6 +435,23 @@ func (s *seeker) SeqNum() SeqNum {
 	return s.cells[s.pos].seq
 }
 
+// Cell implements Seeker.
+func (s *seeker) Cell(kv *KeyValue) {
+	if s.data == nil {
+		*kv = KeyValue{}
+		return
+	}
+	c := &s.cells[s.pos]
+	e := c.valOff + c.valLen
+	s.key.Fill(kv, s.data[c.valOff:e:e])
+	kv.Tags = nil
+	if c.tagsLen != 0 {
+		e := c.tagsOff + c.tagsLen
+		kv.Tags = s.data[c.tagsOff:e:e]
+	}
+	kv.SeqNum = c.seq
+}
+
 // Offset implements Seeker.
 func (s *seeker) Offset() int {
 	if s.data == nil {

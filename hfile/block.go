@@ -240,9 +240,11 @@ type Block struct {
 	// uncompressed block also holds the header, checksums and next header.
 	backing int
 	// buf is the whole pooled buffer of a pooled block (see pool.go); state
-	// is blockHeap, blockPooled or blockReleased.
+	// is blockHeap, blockPooled, blockShared or blockReleased; refs counts
+	// a shared block's holders.
 	buf   []byte
 	state uint8
+	refs  atomic.Int32
 	// restarts is the data block's RestartIndex, built by the first seek
 	// that finds the block in the cache (see Reader.seekBlock); nil until
 	// then, and always for blocks that are not cached.

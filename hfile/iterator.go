@@ -37,6 +37,8 @@ type Iterator struct {
 	nextIndexed []byte
 	nextKnown   bool
 	nextBuf     []byte
+	keyBuf      []byte // SeekBeforeRow's seek key
+	rowBuf      []byte // and row
 	positioned  bool
 	err         error
 	closed      bool
@@ -91,6 +93,7 @@ func (closedSeeker) Key() encoding.Key                                { return n
 func (closedSeeker) Value() []byte                                    { return nil }
 func (closedSeeker) Tags() []byte                                     { return nil }
 func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0 }
+func (closedSeeker) Cell(kv *encoding.KeyValue)                       { *kv = encoding.KeyValue{} }
 func (closedSeeker) Offset() int                                      { return 0 }
 func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return errClosed }
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
@@ -110,8 +113,8 @@ func (r *Reader) NewIterator(cacheBlocks bool) *Iterator {
 // returns, reusing its memory: a point read keeps its iterators in a
 // reusable struct instead of allocating them. it must be zero or closed.
 func (r *Reader) InitIterator(it *Iterator, cacheBlocks bool) {
-	nextBuf := it.nextBuf[:0]
-	*it = Iterator{r: r, cacheBlocks: cacheBlocks, nextBuf: nextBuf}
+	nextBuf, keyBuf, rowBuf := it.nextBuf[:0], it.keyBuf[:0], it.rowBuf[:0]
+	*it = Iterator{r: r, cacheBlocks: cacheBlocks, nextBuf: nextBuf, keyBuf: keyBuf, rowBuf: rowBuf}
 	it.seeker, it.err = r.getSeeker()
 }
 
@@ -151,10 +154,10 @@ func (it *Iterator) SeqNum() encoding.SeqNum {
 
 // KeyValue fills kv with the current cell; its slices alias the block.
 func (it *Iterator) KeyValue(kv *encoding.KeyValue) {
-	k := it.seeker.Key()
-	*kv = k.KeyValue(it.seeker.Value())
-	kv.Tags = it.seeker.Tags()
-	kv.SeqNum = it.SeqNum()
+	it.seeker.Cell(kv)
+	if !it.r.decodeMvcc {
+		kv.SeqNum = 0
+	}
 }
 
 // BlockOffset returns the offset of the current data block.
@@ -432,12 +435,16 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 }
 
 // SeekBeforeRow moves back to the first cell of the last row before row
-// when the current block, or the block before it that the iterator came
-// from by Next, shows where that row starts (see
-// encoding.Seeker.SeekBeforeRow), and reports whether it did. If not, the
-// caller steps back with SeekBefore; the iterator may have moved to the
+// when the current block, or the one before it, shows where that row starts
+// (see encoding.Seeker.SeekBeforeRow), and reports whether it did. If not,
+// the caller steps back with SeekBefore; the iterator may have moved to the
 // block before. The search starts at the current cell, whose row may be row
 // or after it (or before it: then that row is the one).
+//
+// A row that the current block cannot place is looked for in the block
+// before, which the block's header names: that costs no index walk, and
+// the iterator keeps both blocks decoded, so a reverse scan crosses a block
+// boundary with one block load instead of several seeks.
 func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	if it.err != nil {
 		return false, it.err
@@ -449,30 +456,103 @@ func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	if err != nil {
 		return false, it.fail(it.wrapBlockErr(err, it.blk))
 	}
-	if res == encoding.RowFound {
-		it.counted = false
+	it.counted = false
+	switch res {
+	case encoding.RowFound:
 		return true, nil
+	case encoding.RowBeforeBlock:
+		// Every cell of this block is in row or after it: the row before
+		// ends in the block before.
+		if it.otherAtEnd {
+			// At hand, its seeker on its last cell: a reverse scan whose
+			// forward step (to see that a row ended) crossed into this
+			// block steps back into it without a seek.
+			it.backToOther()
+		} else if ok, err := it.prevBlockBefore(row); err != nil || !ok {
+			return false, err
+		}
+		res, err = it.seeker.SeekBeforeRow(row)
+		if err != nil {
+			return false, it.fail(it.wrapBlockErr(err, it.blk))
+		}
+		return res == encoding.RowFound, nil
+	case encoding.RowAtBlockStart:
+		return it.rowFromBlockStart()
 	}
-	if res != encoding.RowBeforeBlock || !it.otherAtEnd {
-		return false, nil
-	}
-	// Every cell of this block is in row or after it, and the block before
-	// is at hand with its seeker on its last cell: a reverse scan whose
-	// forward step (to see that a row ended) crossed into this block steps
-	// back into it without a seek. (A row that starts at this block's first
-	// cell, RowAtBlockStart, may go on from the block before: that takes a
-	// seek.) Every cell from this block on is >= its first key, and none of
-	// the block before is.
+	return false, nil
+}
+
+// backToOther makes the previous block, whose seeker is on its last cell,
+// the current one. Every cell from the block left on is >= its first key,
+// and none of the block before is.
+func (it *Iterator) backToOther() {
 	it.nextBuf = append(it.nextBuf[:0], it.seeker.FirstKey()...)
 	it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
 	it.blk, it.other = it.other, it.blk
 	it.nextIndexed, it.nextKnown, it.otherAtEnd = it.nextBuf, true, false
-	it.counted = false
-	res, err = it.seeker.SeekBeforeRow(row)
+}
+
+// prevBlockBefore moves to the block before the current one, on its last
+// cell before row; false if there is no such block, or every cell of it is
+// in row (or after: the caller's seek sorts out a corrupt file).
+func (it *Iterator) prevBlockBefore(row []byte) (bool, error) {
+	b := it.blk
+	if b.PrevOffset < 0 {
+		return false, nil
+	}
+	if b.PrevOffset >= b.Offset {
+		return false, it.fail(it.r.corruptf(b.Offset, "previous block offset %d is not before the block", b.PrevOffset))
+	}
+	first := append(it.nextBuf[:0], it.seeker.FirstKey()...)
+	pb, err := it.dataBlock(b.PrevOffset, -1)
+	if err != nil {
+		return false, it.fail(err)
+	}
+	if err := it.setBlock(pb); err != nil {
+		return false, err
+	}
+	it.nextBuf, it.nextIndexed, it.nextKnown = first, first, true
+	it.keyBuf = encoding.FirstOnRow(it.keyBuf[:0], row)
+	res, err := it.seeker.SeekToKeyInBlock(it.keyBuf, true)
 	if err != nil {
 		return false, it.fail(it.wrapBlockErr(err, it.blk))
 	}
-	return res == encoding.RowFound, nil
+	return res != encoding.SeekPrecedesBlock, nil
+}
+
+// rowFromBlockStart finishes SeekBeforeRow when the row before row, R,
+// starts at the current block's first cell, or in the block before if it
+// goes on from there: the block before tells.
+func (it *Iterator) rowFromBlockStart() (bool, error) {
+	if it.blk.PrevOffset < 0 {
+		// The file's first block: R starts here.
+		if err := it.seeker.Rewind(); err != nil {
+			return false, it.fail(it.wrapBlockErr(err, it.blk))
+		}
+		return true, nil
+	}
+	cur := it.blk
+	r := append(it.rowBuf[:0], it.seeker.FirstKey().Row()...)
+	it.rowBuf = r
+	// On the last cell before R in the block before; the cell after it, if
+	// the block has one, is R's first.
+	if ok, err := it.prevBlockBefore(r); err != nil || !ok {
+		return false, err
+	}
+	more, err := it.seeker.Next()
+	if err != nil {
+		return false, it.fail(it.wrapBlockErr(err, it.blk))
+	}
+	if more {
+		return true, nil
+	}
+	// The block before ends before R: back to R's first cell, the first
+	// of the block just left, whose row the block before does not reach.
+	if err := it.setBlock(cur); err != nil {
+		return false, err
+	}
+	it.otherAtEnd = true // the block before's seeker is on its last cell
+	return true, nil
 }
 
 // beforeInBlock reports whether the last cell before key is in the current

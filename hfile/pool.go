@@ -26,7 +26,17 @@ import (
 //     therefore valid until the iterator has moved off the cell's block and
 //     the one after it, or is closed; callers copy what they keep (the
 //     scanner package copies returned cells, rows and seek keys).
-//   - A cached block is never pooled, and release is a no-op for it.
+//   - A cached block is never pooled. With a cache that counts references
+//     (RefCountingCache), a data block read to be cached is shared instead:
+//     it lives in a pooled buffer too, and counts its holders (the cache
+//     while it is cached, and each Iterator that holds it as blk or other).
+//     The cache takes a reference on Add and on every Get hit, under its
+//     lock, and drops it when the block leaves the cache; the Iterator drops
+//     its own as it does a pooled block's. The last holder returns the
+//     buffer to the pool. A holder that never drops its reference (a tool
+//     reading through the cache) only keeps the block from being reused:
+//     it is then garbage collected as any other.
+//   - Any other block lives on the heap, and release is a no-op for it.
 //
 // Under the race detector released buffers are overwritten (poisonReleased),
 // so a cell that still aliases one reads as garbage in any -race test, and
@@ -78,19 +88,31 @@ const (
 	blockHeap     uint8 = iota // an ordinary block: garbage collected, may be cached
 	blockPooled                // from the pool, owned by one iterator
 	blockReleased              // back in the pool: nothing may use it
+	blockShared                // from the pool, reference counted (refs)
 )
 
-// release returns a pooled block to its pool; it does nothing for any other
-// block. The caller must hold the only reference to b and its data.
+// release drops the caller's hold on b: a pooled block returns to its
+// pool, a shared block loses one reference; it does nothing for any other
+// block. The caller must hold the only reference to a pooled b, or one of
+// the references to a shared one, and must not use b's data afterwards.
 func (b *Block) release() {
-	if b == nil || b.state != blockPooled {
-		if b != nil && b.state == blockReleased {
-			// Two owners would read each other's data: stop rather than
-			// return wrong cells.
-			panic(errors.AssertionFailedf("hfile: pooled block at offset %d released twice", b.Offset))
-		}
+	if b == nil {
 		return
 	}
+	switch b.state {
+	case blockPooled:
+		b.recycle()
+	case blockShared:
+		b.Unref()
+	case blockReleased:
+		// Two owners would read each other's data: stop rather than
+		// return wrong cells.
+		panic(errors.AssertionFailedf("hfile: pooled block at offset %d released twice", b.Offset))
+	}
+}
+
+// recycle puts b's buffer back in its pool.
+func (b *Block) recycle() {
 	buf := b.buf
 	if poisonReleased {
 		for i := range buf {
@@ -101,6 +123,36 @@ func (b *Block) release() {
 	*b = Block{buf: buf[:cap(buf)], state: blockReleased}
 	blockPools[class].Put(b)
 }
+
+// Ref takes a reference on a shared block; it does nothing for any other.
+// A RefCountingCache calls it when it caches b and on every Get that
+// returns b, while b is cached (so that b cannot be recycled in between).
+func (b *Block) Ref() {
+	if b.state == blockShared {
+		b.refs.Add(1)
+	}
+}
+
+// Unref drops a reference taken by Ref (or the reader's, for the Iterator
+// that read b); the last one returns b's buffer to the pool. It does
+// nothing for a block that is not shared.
+func (b *Block) Unref() {
+	switch b.state {
+	case blockShared:
+		n := b.refs.Add(-1)
+		switch {
+		case n == 0:
+			b.recycle()
+		case n < 0:
+			panic(errors.AssertionFailedf("hfile: shared block at offset %d unreferenced too often", b.Offset))
+		}
+	case blockReleased:
+		panic(errors.AssertionFailedf("hfile: block at offset %d unreferenced after its release", b.Offset))
+	}
+}
+
+// Shared reports whether b is a reference-counted shared block (for tests).
+func (b *Block) Shared() bool { return b.state == blockShared }
 
 // Pooled reports whether b lives in a pooled buffer (for tests and tools).
 func (b *Block) Pooled() bool { return b.state == blockPooled }

@@ -33,6 +33,17 @@ type DataBlockAdmitter interface {
 	AdmitsDataBlock(file uint64, offset int64) bool
 }
 
+// RefCountingCache is implemented by a Cache that takes a reference on every
+// block it caches and on every block GetBlock returns (Block.Ref, while the
+// block is cached and under the cache's lock), and drops the cache's own with
+// Block.Unref when the block leaves the cache. Data blocks read into such a
+// cache live in pooled memory that the last holder recycles (see pool.go), so
+// that eviction under a steady miss rate makes no garbage.
+type RefCountingCache interface {
+	// CountsBlockRefs reports whether the cache keeps these rules.
+	CountsBlockRefs() bool
+}
+
 // ReaderOptions configures a Reader.
 type ReaderOptions struct {
 	// Cache, if set, is consulted before every block read.
@@ -57,6 +68,9 @@ type Reader struct {
 	opts ReaderOptions
 	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one.
 	admitter DataBlockAdmitter
+	// shareBlocks is set if opts.Cache is a RefCountingCache: data blocks
+	// read to be cached are then shared (see pool.go).
+	shareBlocks bool
 
 	trailer    *Trailer
 	cmp        *encoding.Comparer
@@ -139,6 +153,9 @@ func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
 func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{f: f, size: size, name: name, opts: opts}
 	r.admitter, _ = opts.Cache.(DataBlockAdmitter)
+	if rc, ok := opts.Cache.(RefCountingCache); ok {
+		r.shareBlocks = rc.CountsBlockRefs()
+	}
 	if err := r.open(); err != nil {
 		return nil, errors.Wrapf(err, "hfile %s", name)
 	}
@@ -358,15 +375,25 @@ func (r *Reader) readBlockKeep(off int64, onDiskSize int, cacheIt bool) (*Block,
 // memory. When the size is known it also reads the next block's header, to
 // learn that block's size without another read when scanning forward.
 func (r *Reader) readBlockUncached(off int64, onDiskSize int) (*Block, error) {
-	return r.readBlockMem(off, onDiskSize, false)
+	return r.readBlockMem(off, onDiskSize, memHeap)
 }
 
-// readBlockMem is readBlockUncached; with pooled, the block lives in pooled
-// memory when it fits (see pool.go) and the caller owns it: it must release
-// it and must not let it reach the cache. A compressed block's on-disk bytes
-// are read into a pooled scratch buffer either way, since they are dropped
-// once decompressed.
-func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block, err error) {
+// blockMem says where readBlockMem puts a block.
+type blockMem uint8
+
+const (
+	memHeap   blockMem = iota // fresh memory, garbage collected
+	memPooled                 // a pooled buffer the caller owns alone
+	memShared                 // a pooled buffer, reference counted
+)
+
+// readBlockMem is readBlockUncached into the memory mem asks for when the
+// block fits a pool class (see pool.go). A pooled block is the caller's: it
+// must release it and must not let it reach the cache. A shared block holds
+// one reference, the caller's; a RefCountingCache takes its own. A
+// compressed block's on-disk bytes are read into a pooled scratch buffer
+// either way, since they are dropped once decompressed.
+func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block, err error) {
 	limit := r.size - TrailerSize
 	if off < 0 || off+HeaderSize > limit {
 		return nil, encoding.CorruptionErrorf("block offset %d outside the file body (%d bytes)", off, limit)
@@ -386,7 +413,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block,
 			if scratch = getScratch(n); scratch != nil {
 				return scratch.buf[:n]
 			}
-		} else if pooled {
+		} else if mem != memHeap {
 			var ok bool
 			if b, ok = getPooledBlock(n); ok {
 				return b.buf[:n]
@@ -405,11 +432,13 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block,
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
 	} else {
-		var hb [HeaderSize]byte
-		if _, err := r.f.ReadAt(hb[:], off); err != nil {
+		hp := headerBufs.Get().(*[HeaderSize]byte) // (a local would escape to ReadAt)
+		defer headerBufs.Put(hp)
+		hb := hp[:]
+		if _, err := r.f.ReadAt(hb, off); err != nil {
 			return nil, errors.Wrapf(err, "reading block header at offset %d", off)
 		}
-		h, err := decodeHeader(hb[:], off)
+		h, err := decodeHeader(hb, off)
 		if err != nil {
 			return nil, err
 		}
@@ -417,7 +446,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block,
 			return nil, encoding.CorruptionErrorf("block at offset %d: size %d runs past the file body", off, h.onDiskSize())
 		}
 		raw = alloc(h.onDiskSize())
-		copy(raw, hb[:])
+		copy(raw, hb)
 		if _, err := r.f.ReadAt(raw[HeaderSize:], off+HeaderSize); err != nil {
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
@@ -457,7 +486,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block,
 			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)
 		}
 		var dst []byte
-		if pooled {
+		if mem != memHeap {
 			var ok bool
 			if b, ok = getPooledBlock(int(h.uncompressedSize)); ok {
 				dst = b.buf[:0]
@@ -475,11 +504,17 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, pooled bool) (_ *Block,
 	}
 	if b == nil {
 		b = &Block{}
+	} else if mem == memShared {
+		b.state = blockShared
+		b.refs.Store(1)
 	}
 	b.Type, b.Offset, b.PrevOffset, b.OnDiskSize, b.NextOnDiskSize = h.typ, off, h.prevOffset, h.onDiskSize(), nextOnDiskSize
 	b.Data, b.backing = data, backing
 	return b, nil
 }
+
+// headerBufs holds buffers for reading a block header alone.
+var headerBufs = sync.Pool{New: func() any { return new([HeaderSize]byte) }}
 
 // maxBlockUncompressed bounds the memory one corrupt header can make us
 // allocate. HBase caps blocks at 10 × the block size; we allow any block
@@ -508,12 +543,19 @@ func (r *Reader) iterBlockHit(off int64, onDiskSize int, cacheIt bool) (*Block, 
 		}
 	}
 	keep := c != nil && cacheIt && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
-	b, err := r.readBlockMem(off, onDiskSize, !keep)
+	mem := memPooled
+	if keep {
+		mem = memHeap
+		if r.shareBlocks {
+			mem = memShared
+		}
+	}
+	b, err := r.readBlockMem(off, onDiskSize, mem)
 	if err != nil {
 		return nil, false, errors.Wrapf(err, "hfile %s", r.name)
 	}
 	if !b.Type.IsData() {
-		if b.state == blockPooled {
+		if b.state != blockHeap {
 			hb := b.clone()
 			b.release()
 			b = hb

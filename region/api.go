@@ -155,28 +155,6 @@ func cellBytes(cells []*encoding.KeyValue) int {
 	return n
 }
 
-// adopt appends cells to r, copying their structs but not their bytes,
-// which must stay valid as long as r: memory no one reuses.
-func (r *Result) adopt(cells []*encoding.KeyValue) {
-	if need := len(r.Cells) + len(cells); cap(r.Cells) < need {
-		r.Cells = append(make([]*encoding.KeyValue, 0, max(need, 2*cap(r.Cells))), r.Cells...)
-	}
-	if need := len(r.kvs) + len(cells); need > 1 && cap(r.kvs) < need {
-		r.kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(r.kvs)))
-	}
-	for _, c := range cells {
-		var kv *encoding.KeyValue
-		if len(r.Cells) == 0 && len(r.kvs) == 0 {
-			kv = &r.kv1
-		} else {
-			r.kvs = append(r.kvs, encoding.KeyValue{})
-			kv = &r.kvs[len(r.kvs)-1]
-		}
-		*kv = *c
-		r.Cells = append(r.Cells, kv)
-	}
-}
-
 // add appends copies of cells to r, in r's own memory.
 func (r *Result) add(cells []*encoding.KeyValue) {
 	if len(cells) == 0 {

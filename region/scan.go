@@ -70,6 +70,10 @@ type Scanner struct {
 	results     []ScanResult         // what is left of Next's current block of results
 	resultBlock int                  // size of that block
 	slab        []byte               // Next's current block of cell bytes
+	kvSlab      []encoding.KeyValue  // Next's current block of cell structs
+	kvBlock     int                  // size of that block
+	carveRes    *ScanResult          // the owned result being read
+	carvedCells int                  // cells carved for the row being read
 	pendingOwn  bool                 // pending's bytes are cut from slab
 	done        bool
 	closed      bool
@@ -167,8 +171,12 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 func (sc *Scanner) Next() (*ScanResult, error) {
 	if len(sc.results) == 0 {
 		// Blocks grow from small, so that short scans (most are) do not
-		// allocate for rows they never return.
+		// allocate for rows they never return; a Limit says how many rows
+		// are wanted.
 		sc.resultBlock = min(max(2*sc.resultBlock, 4), scanSlabRows)
+		if left := sc.rowsLeft(); left > 0 {
+			sc.resultBlock = min(left, scanSlabRows)
+		}
 		sc.results = make([]ScanResult, sc.resultBlock)
 	}
 	res := &sc.results[0]
@@ -187,11 +195,32 @@ const (
 )
 
 // slabCarver is a Scanner as a scanner.Carver for its store scanners: the
-// cells of an owned result are copied once, straight into the slab.
+// cells of an owned result are copied once, straight into the result being
+// read (its first cell's struct) and the scanner's slabs.
 type slabCarver Scanner
 
-// Carve implements scanner.Carver.
-func (c *slabCarver) Carve(n int) []byte { return (*Scanner)(c).carve(n) }
+// CarveCell implements scanner.Carver.
+func (c *slabCarver) CarveCell(n int) (*encoding.KeyValue, []byte) {
+	sc := (*Scanner)(c)
+	return sc.carveKV(), sc.carve(n)
+}
+
+// carveKV returns the struct for the next cell of the row being read into
+// an owned result: the result's inline one for the row's first cell, else
+// one cut from the scanner's block of cell structs.
+func (sc *Scanner) carveKV() *encoding.KeyValue {
+	i := sc.carvedCells
+	sc.carvedCells++
+	if i == 0 {
+		return &sc.carveRes.kv1
+	}
+	if len(sc.kvSlab) == cap(sc.kvSlab) {
+		sc.kvBlock = min(max(2*sc.kvBlock, 8), scanSlabRows)
+		sc.kvSlab = make([]encoding.KeyValue, 0, sc.kvBlock)
+	}
+	sc.kvSlab = sc.kvSlab[:len(sc.kvSlab)+1]
+	return &sc.kvSlab[len(sc.kvSlab)-1]
+}
 
 // carve returns an empty slice with room for n bytes for an owned result,
 // cut from the scanner's current block of cell bytes.
@@ -201,6 +230,12 @@ func (sc *Scanner) carve(n int) []byte {
 	}
 	if cap(sc.slab)-len(sc.slab) < n {
 		size := min(max(2*cap(sc.slab), 1<<10), scanSlabBytes)
+		if left := sc.rowsLeft(); left > 0 {
+			// Room for the rows a Limit still wants, if they are like
+			// this one (the cells of a row are carved one at a time, so
+			// wide rows only grow faster).
+			size = min(min(left, scanSlabBytes)*n, scanSlabBytes)
+		}
 		for size < 4*n {
 			size *= 2
 		}
@@ -209,6 +244,15 @@ func (sc *Scanner) carve(n int) []byte {
 	p := len(sc.slab)
 	sc.slab = sc.slab[:p+n]
 	return sc.slab[p : p : p+n]
+}
+
+// rowsLeft returns how many more rows the scan's Limit lets it return,
+// counting the one being read, or 0 without a Limit.
+func (sc *Scanner) rowsLeft() int {
+	if sc.scan.Limit <= 0 {
+		return 0
+	}
+	return max(sc.scan.Limit-sc.rows, 1)
 }
 
 // NextInto reads the next row (or part of one) into res, reusing its
@@ -229,15 +273,19 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		sc.emit(res, sc.pending, owned, sc.pendingOwn)
 		return true, nil
 	}
-	// Owned results take their cells' bytes from the slab as the store
-	// scanners copy them; others copy from the store scanners' memory.
+	// Owned results take their cells' memory from res and the slabs as
+	// the store scanners copy them; others copy from the store scanners'
+	// memory.
 	var carver scanner.Carver
 	if owned {
 		carver = (*slabCarver)(sc)
 	}
 	for _, ss := range sc.stores {
-		ss.SetCarver(carver)
+		if ss.Carver() != carver {
+			ss.SetCarver(carver)
+		}
 	}
+	sc.carveRes = res
 	f := sc.scan.Filter
 	for !sc.done {
 		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
@@ -268,8 +316,12 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			sc.done = true
 			break
 		}
-		row = append(sc.rowBuf[:0], row...)
-		sc.rowBuf = row
+		if len(sc.stores) > 1 || f != nil {
+			// The row is compared with the other stores' and given to the
+			// filter while the stores move.
+			row = append(sc.rowBuf[:0], row...)
+			sc.rowBuf = row
+		}
 		if f != nil {
 			skip, err := f.FilterRowKey(row)
 			if err != nil {
@@ -297,6 +349,7 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 			}
 		}
 		cells := sc.cells[:0]
+		sc.carvedCells = 0 // (a row dropped below leaves nothing in res)
 		for _, ss := range sc.stores {
 			pr := ss.PeekRow()
 			if pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
@@ -373,7 +426,8 @@ func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned, carv
 	}
 	switch {
 	case owned && carved:
-		res.adopt(cells[:n])
+		// The cells live in res (the first) and the slabs already.
+		res.Cells = append(res.Cells, cells[:n]...)
 	case owned:
 		res.buf = sc.carve(cellBytes(cells[:n]))
 		res.add(cells[:n])

@@ -205,9 +205,16 @@ func (kh *KeyValueHeap) SeekToPreviousRowAll(key encoding.Key) error {
 }
 
 func (kh *KeyValueHeap) fixTop(top KeyValueScanner) {
-	if top.Peek() == nil {
+	switch {
+	case top.Peek() == nil:
 		heap.Pop(&kh.h)
-	} else {
+	case len(kh.h.s) == 2:
+		// The usual merge (a file and the memstore, or two files): one
+		// comparison, without container/heap's calls through an interface.
+		if kh.h.Less(1, 0) {
+			kh.h.Swap(0, 1)
+		}
+	case len(kh.h.s) > 2:
 		heap.Fix(&kh.h, 0)
 	}
 }

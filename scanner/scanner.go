@@ -144,7 +144,8 @@ func NewStoreFileScanner(r *hfile.Reader, readPoint encoding.SeqNum, order int64
 func (s *StoreFileScanner) Reset(r *hfile.Reader, readPoint encoding.SeqNum, order int64, cacheBlocks bool) {
 	hint, target, target2, rowBuf := s.hint[:0], s.target[:0], s.target2[:0], s.rowBuf[:0]
 	lo, hi := s.loKey[:0], s.hiKey[:0]
-	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order,
+	it := s.it // (closed: InitIterator keeps only its buffers)
+	*s = StoreFileScanner{r: r, cmp: r.Comparer(), readPoint: readPoint, order: order, it: it,
 		hint: hint, target: target, target2: target2, rowBuf: rowBuf, loKey: lo, hiKey: hi}
 	r.InitIterator(&s.it, cacheBlocks)
 }

@@ -33,18 +33,21 @@ type StoreScanner struct {
 	carver Carver
 }
 
-// A Carver gives memory for cell bytes: Carve returns an empty slice with
-// room for n bytes.
+// A Carver gives the memory of a cell the scanner returns: CarveCell
+// returns the struct to copy it to and an empty slice with room for its n
+// bytes.
 type Carver interface {
-	Carve(n int) []byte
+	CarveCell(n int) (*encoding.KeyValue, []byte)
 }
 
-// SetCarver makes the scanner take the bytes of the cells it returns from c
-// until the next SetCarver(nil); with ReuseCells the cell structs stay the
-// scanner's. A caller that keeps the cells (the region scanner's owned
-// results) carves them from its own memory, so they are copied once rather
-// than twice.
+// SetCarver makes the scanner copy the cells it returns to memory from c
+// until the next SetCarver(nil). A caller that keeps the cells (the region
+// scanner's owned results) carves them from its own memory, so they are
+// copied once rather than twice.
 func (s *StoreScanner) SetCarver(c Carver) { s.carver = c }
+
+// Carver returns what SetCarver set.
+func (s *StoreScanner) Carver() Carver { return s.carver }
 
 // NewStoreScanner positions scanners at opts.StartRow (for a reversed scan,
 // at the last row <= it) and returns a StoreScanner over them. It takes
@@ -188,8 +191,15 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			dst = append(dst, s.include(kv))
 			err = s.heap.Next()
 		case MatchIncludeAndSeekNextCol:
-			dst = append(dst, s.include(kv))
-			err = s.seekNextCol(kv)
+			c := s.include(kv)
+			dst = append(dst, c)
+			if s.filter == nil {
+				// The copy keeps the column (a filter's transform could
+				// have changed it).
+				err = s.seekPastCol(c.Family, c.Qualifier)
+			} else {
+				err = s.seekNextCol(kv)
+			}
 		case MatchIncludeAndSeekNextRow:
 			dst = append(dst, s.include(kv))
 			err = s.seekNextRow()
@@ -258,14 +268,15 @@ func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
 	if !s.reuse {
 		return kv.Clone()
 	}
-	var c encoding.KeyValue
 	if s.carver != nil {
-		c, _ = kv.CopyInto(s.carver.Carve(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)))
-	} else {
-		c, s.buf = kv.CopyInto(s.buf)
+		dst, mem := s.carver.CarveCell(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags))
+		kv.CopyTo(dst, mem)
+		return dst
 	}
-	s.kvs = append(s.kvs, c)
-	return &s.kvs[len(s.kvs)-1]
+	s.kvs = append(s.kvs, encoding.KeyValue{})
+	c := &s.kvs[len(s.kvs)-1]
+	s.buf = kv.CopyTo(c, s.buf)
+	return c
 }
 
 // seekInRow moves forward to key within the current row.
@@ -289,10 +300,17 @@ func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 	// only built if stepping does not get past the column.)
 	s.famBuf = append(s.famBuf[:0], kv.Family...)
 	s.qualBuf = append(s.qualBuf[:0], kv.Qualifier...)
-	if done, err := s.trySkip(false); done || err != nil {
+	return s.seekPastCol(s.famBuf, s.qualBuf)
+}
+
+// seekPastCol moves past the column family:qualifier of the current row,
+// which must stay unchanged while the heap moves: a copy (seekNextCol's, or
+// the one include made of the cell).
+func (s *StoreScanner) seekPastCol(family, qualifier []byte) error {
+	if done, err := s.trySkip(false, family, qualifier); done || err != nil {
 		return err
 	}
-	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], s.matcher.Row(), s.famBuf, s.qualBuf)
+	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], s.matcher.Row(), family, qualifier)
 	return s.seekInRow(s.keyBuf)
 }
 
@@ -308,19 +326,19 @@ func (s *StoreScanner) seekNextRow() error {
 		return s.heap.SeekToPreviousRow(s.keyBuf)
 	}
 	s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], s.matcher.Row())
-	if done, err := s.trySkip(true); done || err != nil {
+	if done, err := s.trySkip(true, nil, nil); done || err != nil {
 		return err
 	}
 	return s.heap.Reseek(s.keyBuf)
 }
 
 // trySkip steps with Next over the cells of the column being left (the
-// matcher's row, s.famBuf:s.qualBuf) or, wholeRow, of the row, for at most
+// matcher's row, family:qualifier) or, wholeRow, of the row, for at most
 // skipSteps cells. It reports whether the scanner got past them; if not,
 // the caller seeks. The cells stepped over are exactly those the seek would
 // skip: within a row cells come in column order, in a reversed heap too,
 // which leaves a row for the row before it, also ending the column.
-func (s *StoreScanner) trySkip(wholeRow bool) (bool, error) {
+func (s *StoreScanner) trySkip(wholeRow bool, family, qualifier []byte) (bool, error) {
 	row := s.matcher.Row()
 	for i := 0; i < skipSteps; i++ {
 		if err := s.heap.Next(); err != nil {
@@ -330,7 +348,7 @@ func (s *StoreScanner) trySkip(wholeRow bool) (bool, error) {
 		if top == nil || s.cmp.CompareRows(top.Row, row) != 0 {
 			return true, nil
 		}
-		if !wholeRow && (string(top.Qualifier) != string(s.qualBuf) || string(top.Family) != string(s.famBuf)) {
+		if !wholeRow && (string(top.Qualifier) != string(qualifier) || string(top.Family) != string(family)) {
 			return true, nil
 		}
 	}

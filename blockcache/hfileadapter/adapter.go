@@ -23,6 +23,7 @@ type Cache struct {
 var (
 	_ hfile.Cache             = Cache{}
 	_ hfile.DataBlockAdmitter = Cache{}
+	_ hfile.RefCountingCache  = Cache{}
 )
 
 // New returns a Cache configured by opts; Close stops its eviction goroutine.
@@ -34,7 +35,8 @@ func New(opts blockcache.Options) (Cache, error) {
 	return Cache{c}, nil
 }
 
-// GetBlock returns the cached block at (file, offset), or nil. It does not
+// GetBlock returns the cached block at (file, offset), or nil, with a
+// reference for the caller (see hfile.RefCountingCache). It does not
 // allocate.
 func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 	b, _ := c.Get(blockcache.Key{File: file, Offset: offset})
@@ -50,6 +52,10 @@ func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
 	return c.Admits(blockcache.Key{File: file, Offset: offset}, blockcache.KindData)
 }
+
+// CountsBlockRefs reports true: the LRU takes and drops references on the
+// blocks it holds (blockcache.Referenced), as hfile.RefCountingCache asks.
+func (c Cache) CountsBlockRefs() bool { return true }
 
 // CacheBlock offers b to the cache, which may decline it.
 func (c Cache) CacheBlock(file uint64, offset int64, b *hfile.Block, inMemory bool) {

@@ -52,10 +52,14 @@ func (c *refusing) CacheBlock(file uint64, off int64, b *hfile.Block, inMemory b
 // stay right after the read while other reads reuse the pool: region and
 // scanner copy what they return. Under -race, released blocks are poisoned,
 // so a returned cell that aliased one would read as garbage. The TinyLFU
-// case does the same with the real TinyLFU admission deciding.
+// case does the same with the real TinyLFU admission deciding, and the
+// sharedLRU case with every block admitted, shared and recycled on eviction.
 func TestPooledBlocksThroughRegion(t *testing.T) {
 	t.Run("refuse70", func(t *testing.T) { testPooledBlocksThroughRegion(t, blockcache.PolicyLRU, 30) })
 	t.Run("TinyLFU", func(t *testing.T) { testPooledBlocksThroughRegion(t, blockcache.PolicyTinyLFU, -1) })
+	// LRU admits every block: all are shared, and the small cache's
+	// eviction recycles them while other reads hold them.
+	t.Run("sharedLRU", func(t *testing.T) { testPooledBlocksThroughRegion(t, blockcache.PolicyLRU, -1) })
 }
 
 func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, percent int64) {
