@@ -270,3 +270,49 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMemStoreUpsert upserts counters as a VERSIONS=1 Increment does,
+// on 10,000 rows: steady holds two versions of each (the upsert adds one
+// and removes one), piled 60 (the first upsert of a row removes 59), as
+// after a run of plain Puts of the counters. One op is one upsert.
+func BenchmarkMemStoreUpsert(b *testing.B) {
+	const rows = 10_000
+	for _, piled := range []int{2, 60} {
+		b.Run(fmt.Sprintf("versions=%d", piled), func(b *testing.B) {
+			b.ReportAllocs()
+			ms := New(encoding.InnerStoreComparer)
+			c := encoding.KeyValue{Family: []byte("f"), Qualifier: []byte("v"), Type: encoding.TypePut, Value: make([]byte, 8)}
+			rowKeys := make([][]byte, rows)
+			for i := range rowKeys {
+				rowKeys[i] = fmt.Appendf(nil, "ctrs%010d", i)
+			}
+			row := func(i int) []byte { return rowKeys[i] }
+			seq := encoding.SeqNum(0)
+			for v := 0; v < piled; v++ {
+				for i := 0; i < rows; i++ {
+					seq++
+					c.Row, c.Timestamp, c.SeqNum = row(i), int64(seq), seq
+					ms.Add(&c)
+				}
+			}
+			perm := rand.New(rand.NewPCG(1, 2)).Perm(rows)
+			for i := 0; b.Loop(); i++ {
+				if i > 0 && i%rows == 0 && piled > 2 {
+					// Pile the versions up again, untimed.
+					b.StopTimer()
+					for v := 0; v < piled; v++ {
+						for j := 0; j < rows; j++ {
+							seq++
+							c.Row, c.Timestamp, c.SeqNum = row(j), int64(seq), seq
+							ms.Add(&c)
+						}
+					}
+					b.StartTimer()
+				}
+				seq++
+				c.Row, c.Timestamp, c.SeqNum = row(perm[i%rows]), int64(seq), seq
+				ms.Upsert(&c, seq-1)
+			}
+		})
+	}
+}

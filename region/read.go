@@ -62,7 +62,11 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
+	// Registered until the read is done, so that an Increment's upsert
+	// keeps what it may read.
+	rd := r.mvcc.BeginRead()
+	defer r.mvcc.EndRead(rd)
+	readPoint := encoding.SeqNum(rd.Point())
 	now := r.now()
 	f := g.Filter
 	if f != nil {
