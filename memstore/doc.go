@@ -49,10 +49,8 @@
 // whose Add returned before the scanner was opened (and possibly some whose
 // Add was in progress), restricted to those with a sequence id at or below
 // the scanner's read point. Cells added later are never seen, whatever their
-// sequence id. The exceptions are a cell replaced by an equal one after the
-// scanner was opened, which the scanner sees once, in either form, and old
-// versions that an Upsert removed after it was opened, which it may or may
-// not see (Upsert removes only versions hidden by one every open read sees). With
+// sequence id. The one exception is a cell replaced by an equal one after
+// the scanner was opened: the scanner sees it once, in either form. With
 // MVCC in use this is the same as HBase's weakly consistent CellSet
 // iteration filtered by the read point, because every write at or below a
 // read point has finished its memstore insert before the read point passed
@@ -65,12 +63,10 @@
 // for the insert. Every Add numbers its cell with the segment's write count,
 // stored in the B-tree item, and publishes the count when the cell is in;
 // a scanner notes the count when it is opened (an atomic load, no lock) and
-// skips cells numbered above it. Only Upsert removes cells from a segment,
-// and only versions that every read in progress finds hidden by a newer one,
-// so any later state of the tree, so filtered, is the snapshot at the open
-// as far as a read can tell: a scanner may read its cells from whichever
-// tree is cheapest at each refill, and still see one consistent snapshot.
-// A scanner that collected a cell an Upsert removed since resumes after it.
+// skips cells numbered above it. Cells are never removed from a segment, so
+// any later state of the tree, so filtered, is the snapshot at the open:
+// a scanner may read its cells from whichever tree is cheapest at each
+// refill, and still see one consistent snapshot.
 //
 // A refill reads either the live tree, holding the mutex, or a copy-on-write
 // Clone, without it. Cloning is O(1) (it only gives both trees fresh

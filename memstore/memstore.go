@@ -61,25 +61,11 @@ func (m *MemStore) Comparer() *encoding.Comparer { return m.cmp }
 // REQUIRES: kv.Validate() == nil and kv.SeqNum != math.MaxUint64.
 func (m *MemStore) Add(kv *encoding.KeyValue) Size {
 	for {
-		if d, ok := m.segs.Load().active.add(kv, false, 0); ok {
+		if d, ok := m.segs.Load().active.add(kv); ok {
 			return d
 		}
 		// The segment was frozen by Snapshot, which has already published
 		// the new active segment: retry there.
-	}
-}
-
-// Upsert is Segment.Upsert on the active segment: it adds kv and removes the
-// versions of its column there that no read at or above smallestReadPoint
-// can see. Cells in the snapshot stay. A concurrent Snapshot is handled as
-// in Add.
-//
-// REQUIRES: kv.Validate() == nil and kv.SeqNum != math.MaxUint64.
-func (m *MemStore) Upsert(kv *encoding.KeyValue, smallestReadPoint encoding.SeqNum) Size {
-	for {
-		if d, ok := m.segs.Load().active.add(kv, true, smallestReadPoint); ok {
-			return d
-		}
 	}
 }
 

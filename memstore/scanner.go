@@ -72,7 +72,6 @@ type SegmentScanner struct {
 	// more == false. more reports that visible cells may follow buf[len-1]
 	// in direction dir.
 	buf  []*encoding.KeyValue
-	used int // the longest buf has been since the scanner was opened
 	pos  int
 	dir  direction
 	more bool
@@ -110,10 +109,7 @@ func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
 // it returned stay valid.
 func (s *SegmentScanner) Close() {
 	buf := s.buf[:cap(s.buf)]
-	// Do not let the pool pin a flushed segment's arena. Only what was
-	// used: a Get fills a few of the 256 slots, and clearing them all
-	// cost more than its seek.
-	clear(buf[:max(s.used, len(s.buf))])
+	clear(buf) // do not let the pool pin a flushed segment's arena
 	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn}
 	scannerPool.Put(s)
 }
@@ -236,23 +232,15 @@ func (s *SegmentScanner) seekToEnd(d direction) *encoding.KeyValue {
 // continueFrom refills buf in direction d starting at anchor, a visible cell,
 // and moves to the cell after it. Keeping the anchor as buf[0] keeps buf a
 // run of consecutive visible cells, so a step back needs no refill.
-//
-// An Upsert may have removed the anchor from the tree since it was
-// collected: the refill then starts at the cell after it, which is the one
-// to move to.
 func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
 	s.refill(d, anchor)
-	if len(s.buf) > 0 && (s.buf[0] == anchor || s.cmp.CompareKeyValues(s.buf[0], anchor) == 0) {
-		// The anchor, or an equal cell that replaced it.
-		s.pos = 1
-	}
+	s.pos = min(1, len(s.buf)) // len(s.buf) >= 1: the anchor is in the tree and visible
 }
 
 // refill collects up to s.fill visible cells in direction d, from the start
 // (from == nil) or from the cells >= from (forward) or <= from (backward),
 // and positions the scanner at the first.
 func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
-	s.used = max(s.used, len(s.buf))
 	s.buf = s.buf[:0]
 	s.pos = 0
 	s.dir = d

@@ -75,34 +75,26 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // The inline bytes are the 8 that follow the segment's common row prefix
 // (Segment.skip), when the row starts with it: rows of one table usually share
 // a prefix ("user000..." in YCSB, pe's zero padding), and their first 8 bytes
-// would then decide nothing. When they are the rest of the row (metaWhole),
-// two such entries with equal inline bytes have equal rows if their lengths
-// are equal, and are told apart by length otherwise, so that versions of one
-// row (a counter's, say) compare without reading their rows.
+// would then decide nothing.
 type entry struct {
 	prefix uint64 // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
 	row    *byte  // kv.Row's bytes
 	kv     *encoding.KeyValue
-	meta   uint64 // version<<17 | whole<<16 | hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
+	meta   uint64 // version<<16 | hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
 }
 
 const (
 	metaRowLen  = 0x7fff
-	metaHasSkip = 0x8000  // the row starts with the segment's skip prefix
-	metaWhole   = 0x10000 // ... and prefix holds all of the rest of it
-	metaVerAt   = 17      // the write number's shift
+	metaHasSkip = 0x8000 // the row starts with the segment's skip prefix
 )
 
 // entry returns the B-tree item for kv, added as the segment's write number
 // ver (see Segment.ver).
 func (s *Segment) entry(kv *encoding.KeyValue, ver uint64) entry {
-	e := entry{row: unsafe.SliceData(kv.Row), kv: kv, meta: ver<<metaVerAt | uint64(len(kv.Row))}
+	e := entry{row: unsafe.SliceData(kv.Row), kv: kv, meta: ver<<16 | uint64(len(kv.Row))}
 	if skip := s.skip; bytes.HasPrefix(kv.Row, skip) {
 		e.prefix = rowPrefix(kv.Row[len(skip):])
 		e.meta |= metaHasSkip
-		if len(kv.Row)-len(skip) <= 8 {
-			e.meta |= metaWhole
-		}
 	}
 	return e
 }
@@ -111,7 +103,7 @@ func (s *Segment) entry(kv *encoding.KeyValue, ver uint64) entry {
 func (e *entry) rowBytes() []byte { return unsafe.Slice(e.row, e.meta&metaRowLen) }
 
 // ver returns the write number that added the entry's cell.
-func (e *entry) ver() uint64 { return e.meta >> metaVerAt }
+func (e *entry) ver() uint64 { return e.meta >> 16 }
 
 // rowPrefix returns the first 8 bytes of row as a big-endian number, padded
 // with zeros. For rows a and b, rowPrefix(a) < rowPrefix(b) implies a < b in
@@ -128,9 +120,8 @@ func rowPrefix(row []byte) uint64 {
 // lessFunc returns the B-tree order for cmp: its full order, sequence ids
 // included, taking the inline row bytes and row first where cmp orders rows
 // bytewise (all but the hbase:meta comparer). Two rows that both start with
-// the segment's skip prefix are ordered by the bytes after it, and by their
-// lengths if those are the rest of both rows; any other pair by their whole
-// rows.
+// the segment's skip prefix are ordered by the bytes after it; any other pair
+// by their whole rows.
 func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
 	if cmp.IsMeta() {
 		return func(a, b entry) bool { return cmp.CompareKeyValues(a.kv, b.kv) < 0 }
@@ -139,15 +130,7 @@ func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
 		if a.meta&b.meta&metaHasSkip != 0 && a.prefix != b.prefix {
 			return a.prefix < b.prefix
 		}
-		if a.meta&b.meta&metaWhole != 0 {
-			// Equal inline bytes that are the rest of both rows: the
-			// shorter row is a prefix of the longer (padded with zeros
-			// that are its bytes), so it sorts first; equal lengths are
-			// equal rows.
-			if al, bl := a.meta&metaRowLen, b.meta&metaRowLen; al != bl {
-				return al < bl
-			}
-		} else if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
+		if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
 			return c < 0
 		}
 		return cmp.CompareKeyValuesSameRow(a.kv, b.kv) < 0
@@ -175,11 +158,6 @@ func (s *Segment) learnSkip() {
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
-	// No more than leaves the last 8 bytes of the shorter row inline: rows
-	// added in order share more of a prefix at first than later (counters
-	// 0 to 63 share "ctrs00000000", counter 100 does not), and rows of one
-	// length then stay whole inline.
-	n = min(n, max(0, min(len(a), len(b))-8))
 	if n < 4 {
 		return // the first 8 bytes already tell most rows apart
 	}
@@ -213,9 +191,8 @@ type Segment struct {
 
 	// ver is the number of Adds that have taken effect: each Add numbers its
 	// cell ver+1 under mu and then publishes that as ver. A scanner sees the
-	// cells numbered up to ver at its opening, whichever tree it reads. Only
-	// Upsert removes cells, versions hidden from every read, so that view
-	// does not change in any way a read can tell.
+	// cells numbered up to ver at its opening, whichever tree it reads. Cells
+	// are never removed, so that view never changes.
 	ver atomic.Uint64
 
 	// readTree is a copy-on-write clone of mu.tree that scanners share. It is
@@ -238,22 +215,7 @@ type Segment struct {
 		// liveReads counts the refills that read tree since the last write;
 		// see cloneAfterLiveReads.
 		liveReads int
-		// up is the state of an Upsert's walk over its column.
-		up upsertWalk
 	}
-	// hiddenFn is s.collectHidden, made once so that an Upsert's walk does
-	// not allocate a closure.
-	hiddenFn btree.ItemIteratorG[entry]
-}
-
-// upsertWalk is what an Upsert's walk over the versions of its column
-// needs; see Segment.Upsert.
-type upsertWalk struct {
-	added    *encoding.KeyValue // the cell just added
-	smallest encoding.SeqNum
-	pivot    encoding.KeyValue // the first key of the column
-	kept     bool              // a Put every read sees has been passed
-	hidden   []entry           // the Puts to remove
 }
 
 // NewSegment returns an empty mutable segment ordered by cmp (in full,
@@ -264,7 +226,6 @@ func NewSegment(cmp *encoding.Comparer) *Segment {
 	s.minTS.Store(math.MaxInt64)
 	s.maxTS.Store(math.MinInt64)
 	s.mu.tree = btree.NewG(btreeDegree, lessFunc(cmp))
-	s.hiddenFn = s.collectHidden
 	return s
 }
 
@@ -282,51 +243,15 @@ func (s *Segment) Comparer() *encoding.Comparer { return s.cmp }
 //
 // REQUIRES: kv.Validate() == nil.
 func (s *Segment) Add(kv *encoding.KeyValue) Size {
-	d, ok := s.add(kv, false, 0)
+	d, ok := s.add(kv)
 	if !ok {
 		panic(errors.AssertionFailedf("memstore: Add to a frozen segment"))
 	}
 	return d
 }
 
-// Upsert adds kv as Add does, then removes the versions of its column that
-// no read can see any more: HBase's upsert (AbstractMemStore.upsert), which
-// its Increment and Append use on a family of VERSIONS 1 so that a hot
-// counter's versions do not pile up in the memstore and slow down every
-// read of it.
-//
-// smallestReadPoint must be at or below the read point of every read in
-// progress and of every later one (mvcc.Control.SmallestReadPoint). Walking
-// the column's cells newest first, Upsert keeps all of them up to and
-// including the first Put at or below it, which every read sees, and removes
-// the Puts after that one which are at or below it too (at most
-// maxUpsertRemovals of them at a time): a read of one version stops at the
-// kept Put first. Delete markers stay, and so do cells
-// above the read point. As in HBase, a read of older versions (a time
-// range, or more versions than the family keeps) may no longer find a
-// removed one, as it would not after a flush either, which keeps VERSIONS.
-//
-// A scanner opened before the removal may find a removed cell or not; it
-// never sees a cell twice or out of order. The removed cells' bytes stay in
-// the arena until the segment is dropped, so, as with a replaced cell, the
-// data and heap sizes keep counting them; only the cell count and the
-// B-tree's share of the heap size drop. The change returned may therefore
-// have a negative CellCount.
-//
-// It panics if the segment is frozen.
-//
-// REQUIRES: kv.Validate() == nil.
-func (s *Segment) Upsert(kv *encoding.KeyValue, smallestReadPoint encoding.SeqNum) Size {
-	d, ok := s.add(kv, true, smallestReadPoint)
-	if !ok {
-		panic(errors.AssertionFailedf("memstore: Upsert to a frozen segment"))
-	}
-	return d
-}
-
-// add is Add (Upsert if upsert) that reports false instead of adding to a
-// frozen segment.
-func (s *Segment) add(kv *encoding.KeyValue, upsert bool, smallestReadPoint encoding.SeqNum) (Size, bool) {
+// add is Add that reports false instead of adding to a frozen segment.
+func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	if s.frozen.Load() {
 		return Size{}, false
 	}
@@ -351,11 +276,6 @@ func (s *Segment) add(kv *encoding.KeyValue, upsert bool, smallestReadPoint enco
 	} else {
 		d.CellCount = 1
 		d.HeapSize += btreeEntryOverhead
-	}
-	if upsert {
-		n := int64(s.removeHidden(c, smallestReadPoint))
-		d.CellCount -= n
-		d.HeapSize -= n * btreeEntryOverhead
 	}
 	if s.readTree.Load() != nil {
 		s.readTree.Store(nil)
@@ -383,60 +303,6 @@ func (s *Segment) add(kv *encoding.KeyValue, upsert bool, smallestReadPoint enco
 	s.cellCount.Add(d.CellCount)
 	s.mu.Unlock()
 	return d, true
-}
-
-// maxUpsertRemovals bounds the cells one Upsert removes, so that a column
-// with a pile of versions (a run of plain Puts of a counter leaves one) does
-// not hold the segment's mutex, and every writer and reader of the segment,
-// for long: about half a microsecond per cell on a segment of a million. The
-// rest go with the column's next upserts, or with the flush.
-const maxUpsertRemovals = 64
-
-// removeHidden removes the versions of added's column that Upsert drops, at
-// most maxUpsertRemovals, and returns how many it removed.
-//
-// REQUIRES: s.mu is held.
-func (s *Segment) removeHidden(added *encoding.KeyValue, smallestReadPoint encoding.SeqNum) int {
-	w := &s.mu.up
-	w.added, w.smallest, w.kept = added, smallestReadPoint, false
-	w.pivot = encoding.KeyValue{Row: added.Row, Family: added.Family, Qualifier: added.Qualifier,
-		Timestamp: encoding.LatestTimestamp, Type: encoding.TypeMaximum, SeqNum: math.MaxUint64}
-	s.mu.tree.AscendGreaterOrEqual(s.entry(&w.pivot, 0), s.hiddenFn)
-	n := len(w.hidden)
-	// From the last: removing a leaf's last items moves none of the rest.
-	for i := n - 1; i >= 0; i-- {
-		s.mu.tree.Delete(w.hidden[i])
-	}
-	clear(w.hidden)
-	if cap(w.hidden) > 1024 {
-		w.hidden = nil // one long walk must not pin its buffer
-	}
-	w.hidden = w.hidden[:0]
-	w.added, w.pivot = nil, encoding.KeyValue{}
-	return n
-}
-
-// collectHidden is the B-tree iterator of removeHidden: it visits the cells
-// from the first of the column on, newest first.
-func (s *Segment) collectHidden(e entry) bool {
-	w := &s.mu.up
-	kv := e.kv
-	if !bytes.Equal(kv.Qualifier, w.added.Qualifier) || !bytes.Equal(kv.Row, w.added.Row) ||
-		!bytes.Equal(kv.Family, w.added.Family) {
-		return false // past the column
-	}
-	if kv == w.added || kv.Type != encoding.TypePut || kv.SeqNum > w.smallest {
-		return true
-	}
-	if w.kept {
-		w.hidden = append(w.hidden, e)
-		if len(w.hidden) == maxUpsertRemovals {
-			return false
-		}
-	} else {
-		w.kept = true
-	}
-	return true
 }
 
 // freeze makes the segment immutable. Adds that have not taken mu yet fail.

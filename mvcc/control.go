@@ -105,9 +105,6 @@ type Control struct {
 	// read without it. See controlIDs.
 	id atomic.Uint32
 
-	// reads tracks the reads in progress for SmallestReadPoint.
-	reads reads
-
 	// mu protects the write queue. It is held only for O(1) work per entry
 	// (plus the BeginWith action), never while waiting or waking.
 	mu struct {

@@ -35,13 +35,8 @@
 // the region's clock unless the Put gives one (AddAt); a row keeps up to its
 // family's MaxVersions versions of a column, newest first. Increment and
 // Append read and write under the row's exclusive lock, so concurrent
-// increments of a counter never lose one. In a family of MaxVersions 1 they
-// upsert, as HBase does: the column's older versions that no read in
-// progress can see leave the memstore, so a hot counter does not pile up
-// versions that every read of it would pass (a read with a time range may
-// then not find an old version, as after a flush). The region does not
-// retain a mutation or its slices after the call returns: they may be
-// reused.
+// increments of a counter never lose one. The region does not retain a
+// mutation or its slices after the call returns: they may be reused.
 //
 // Durability is per mutation or Options.Durability: SyncWAL (the default)
 // has the WAL entry written to the operating system before the call returns
@@ -59,8 +54,7 @@
 // filter from package filter). A Scanner sees the snapshot of its creation
 // while writes, flushes and compactions go on. Next returns results the
 // caller may keep; NextInto reuses one ScanResult as GetInto does. Close
-// every Scanner: it pins the store files it reads, and its read point keeps
-// increments from upserting away the versions it may still read.
+// every Scanner: it pins the store files it reads.
 //
 // # Flushes, compactions, the block cache
 //

@@ -9,7 +9,6 @@ import (
 	"github.com/regionkv/regionkv/blockcache"
 	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/encoding"
-	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hfile"
 	"github.com/regionkv/regionkv/region"
 	"github.com/stretchr/testify/require"
@@ -145,30 +144,9 @@ func openCounters(b *testing.B) (*region.Region, [][]byte) {
 	return r, keys
 }
 
-// BenchmarkIncrement increments random counters of 10,000 in the
-// memstore (VERSIONS=1, so each Increment upserts). piled=60 first writes
-// 60 versions of each counter with plain Puts, as the harness's lock-mode
-// read-modify-write phases before its native one do: the Increments then
-// also remove those versions.
 func BenchmarkIncrement(b *testing.B) {
-	for _, piled := range []int{0, 60} {
-		b.Run(fmt.Sprintf("piled=%d", piled), func(b *testing.B) { benchIncrement(b, piled) })
-	}
-}
-
-func benchIncrement(b *testing.B, piled int) {
 	r, keys := openCounters(b)
 	rng := rand.New(rand.NewPCG(1, 2))
-	if piled > 0 {
-		p := &region.Put{Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual,
-			Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut, Value: make([]byte, 8)}}}
-		for i := 0; i < piled*len(keys); i++ {
-			p.Row = keys[rng.IntN(len(keys))]
-			if err := r.Put(p); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	inc := &region.Increment{Columns: []region.IncrementColumn{{Family: benchFam, Qualifier: benchQual, Amount: 1}}}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -180,54 +158,6 @@ func benchIncrement(b *testing.B, piled int) {
 		}
 		if v := res.Value(benchFam, benchQual); len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {
 			b.Fatalf("increment %q: %v", inc.Row, res)
-		}
-	}
-}
-
-// BenchmarkAppend appends 8 bytes to one column of random rows of 10,000
-// in the memstore (VERSIONS=1: upserted as an Increment is). Values grow
-// by 8 bytes per append of their row.
-func BenchmarkAppend(b *testing.B) {
-	r, keys := openCounters(b)
-	rng := rand.New(rand.NewPCG(1, 2))
-	a := &region.Append{Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual, Value: []byte("01234567")}}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		a.Row = keys[rng.IntN(len(keys))]
-		res, err := r.Append(a)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if v := res.Value(benchFam, benchQual); len(v) == 0 || len(v)%8 != 0 {
-			b.Fatalf("append %q: %v", a.Row, res)
-		}
-	}
-}
-
-// BenchmarkCheckAndPut is HBase's checkAndPut on random rows of 10,000 in
-// the memstore: the check (the value equals v) passes and the Put of v is
-// applied, under the row's exclusive lock.
-func BenchmarkCheckAndPut(b *testing.B) {
-	r, keys := openCounters(b)
-	v := []byte("value")
-	put := &region.Put{Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual,
-		Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut, Value: v}}}
-	for _, k := range keys {
-		put.Row = k
-		require.NoError(b, r.Put(put))
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	c := &region.CheckAndMutate{Family: benchFam, Qualifier: benchQual, Op: filter.CompareEqual, Value: v,
-		Mutations: []region.Mutation{put}}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c.Row = keys[rng.IntN(len(keys))]
-		put.Row = c.Row
-		ok, err := r.CheckAndMutate(c)
-		if err != nil || !ok {
-			b.Fatalf("check-and-put %q: %v, %v", c.Row, ok, err)
 		}
 	}
 }

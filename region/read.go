@@ -62,11 +62,7 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Registered until the read is done, so that an Increment's upsert
-	// keeps what it may read.
-	rd := r.mvcc.BeginRead()
-	defer r.mvcc.EndRead(rd)
-	readPoint := encoding.SeqNum(rd.Point())
+	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
 	f := g.Filter
 	if f != nil {

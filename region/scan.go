@@ -6,7 +6,6 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
-	"github.com/regionkv/regionkv/mvcc"
 	"github.com/regionkv/regionkv/scanner"
 )
 
@@ -78,9 +77,6 @@ type Scanner struct {
 	done        bool
 	closed      bool
 	metrics     ScanMetrics
-	// read registers the scanner's read point with the region's MVCC until
-	// Close, so that an Increment's upsert keeps what the scanner may read.
-	read mvcc.Read
 }
 
 // ScanMetrics are HBase's server-side scan metrics of one scanner.
@@ -114,10 +110,9 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		st.done()
 		return nil, err
 	}
-	rd := r.mvcc.BeginRead()
-	readPoint := encoding.SeqNum(rd.Point())
+	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
 	now := r.now()
-	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0], read: rd}
+	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0]}
 	if s.Filter != nil {
 		s.Filter.SetReversed(s.Reversed)
 	}
@@ -447,7 +442,6 @@ func (sc *Scanner) Close() {
 	for _, ss := range sc.stores {
 		ss.Close()
 	}
-	sc.r.mvcc.EndRead(sc.read)
 	st := sc.st
 	for i := 0; i < sc.opened; i++ {
 		st.stores[i].rd.releaseFiles()

@@ -104,10 +104,6 @@ type writeScratch struct {
 	order []int
 	vals  []byte
 	spans []rmwSpan
-	// pending is a repeated column's value so far; here rather than on
-	// readModifyWrite's stack, from which passing it to next would move it
-	// to the heap.
-	pending encoding.KeyValue
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -139,7 +135,6 @@ func (s *writeScratch) release() {
 	s.get = Get{Columns: s.get.Columns[:0]}
 	clear(s.spans)
 	s.spans = s.spans[:0]
-	s.pending = encoding.KeyValue{}
 	if cap(s.cur.buf) > maxScratchBytes {
 		s.cur = Result{}
 	}
@@ -258,7 +253,7 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 		}
 	}
 	s.cells = cells
-	return r.commitLocked(s, cells, dur, now, false)
+	return r.commitLocked(s, cells, dur, now)
 }
 
 // commitLocked writes cells whose rows the caller has locked, holding
@@ -267,13 +262,7 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 //
 // The WAL entry is encoded, checksum included, before the mvcc lock, which
 // then covers only copying it into the WAL's buffer (wal.PreparedEntry).
-//
-// delta marks the cells of an Increment or Append: in a family of VERSIONS
-// 1 they are upserted (memstore.MemStore.Upsert), as HBase's
-// HRegion.applyToMemStore does, so that the versions a counter leaves
-// behind do not pile up in the memstore, where every read of the counter
-// would have to pass them.
-func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64, delta bool) error {
+func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
 	if len(cells) == 0 {
 		return nil
 	}
@@ -328,18 +317,9 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 	// The caller holds r.updates, so this is the set its cells were
 	// checked against.
 	set := r.storeSet()
-	smallest := encoding.SeqNum(0) // HBase's getSmallestReadPoint, once needed
 	for i := range cells {
 		cells[i].SeqNum = encoding.SeqNum(seq)
-		st := set.byFamily[string(cells[i].Family)]
-		if delta && st.options().MaxVersions == 1 {
-			if smallest == 0 {
-				smallest = encoding.SeqNum(r.mvcc.SmallestReadPoint())
-			}
-			added += st.mem.Upsert(&cells[i], smallest).DataSize
-			continue
-		}
-		added += st.mem.Add(&cells[i]).DataSize
+		added += set.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
 	}
 	r.addMemSize(added)
 	completed = true
@@ -490,11 +470,12 @@ type rmwSpan struct {
 	off, end  int
 }
 
-// rmwResult holds the Result of a one-column readModifyWrite in one
-// allocation, its value too if it fits in val (an Increment's does): the
-// cell is the Result's inline one.
+// rmwResult holds the Result of a one-column readModifyWrite whose value
+// fits in val (an Increment's does) in one allocation.
 type rmwResult struct {
 	res Result
+	ptr [1]*encoding.KeyValue
+	kv  encoding.KeyValue
 	val [8]byte
 }
 
@@ -564,14 +545,14 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 
 	now := r.now()
 	vals, spans := s.vals[:0], s.spans[:0]
-	pending := &s.pending // the column's value so far, for a repeat
+	var pending encoding.KeyValue // the column's value so far, for a repeat
 	for k, i := range order {
 		f, q := col(i)
 		var old *encoding.KeyValue
 		if repeat := k > 0 && bytes.Equal(f, spans[len(spans)-1].fam) && bytes.Equal(q, spans[len(spans)-1].qual); repeat {
 			sp := spans[len(spans)-1]
-			*pending = encoding.KeyValue{Family: f, Qualifier: q, Timestamp: sp.ts, Value: vals[sp.off:sp.end]}
-			old = pending
+			pending = encoding.KeyValue{Family: f, Qualifier: q, Timestamp: sp.ts, Value: vals[sp.off:sp.end]}
+			old = &pending
 			spans = spans[:len(spans)-1]
 		} else {
 			old = cur.Latest(f, q)
@@ -600,16 +581,11 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 	}
 
 	// The Result is the caller's: copy the cells out of the scratch.
-	if len(cells) == 1 {
-		b := &rmwResult{}
-		b.res.kv1 = cells[0]
-		if v := cells[0].Value; len(v) <= len(b.val) {
-			b.res.kv1.Value = b.val[:copy(b.val[:], v):len(v)]
-		} else {
-			b.res.kv1.Value = bytes.Clone(v)
-		}
-		b.res.ptr1[0] = &b.res.kv1
-		b.res.Cells = b.res.ptr1[:]
+	if len(cells) == 1 && len(cells[0].Value) <= len(rmwResult{}.val) {
+		b := &rmwResult{kv: cells[0]}
+		b.kv.Value = b.val[:copy(b.val[:], cells[0].Value):len(cells[0].Value)]
+		b.ptr[0] = &b.kv
+		b.res.Cells = b.ptr[:]
 		return &b.res, nil
 	}
 	kvs := make([]encoding.KeyValue, len(cells))
@@ -640,7 +616,7 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 		}
 	}
 	r.stats.puts.Add(1)
-	return r.commitLocked(s, cells, dur, now, true)
+	return r.commitLocked(s, cells, dur, now)
 }
 
 // CheckAndMutate applies c.Mutations if the check passes, atomically with

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
-	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/wal"
 	"github.com/stretchr/testify/require"
 )
@@ -112,80 +111,4 @@ func TestIncrementAllocs(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("%.0f allocations per Increment, %.0f per Put and Get of its cell", incAllocs, baseAllocs)
 	require.LessOrEqual(t, incAllocs-baseAllocs, float64(maxIncrementOwnAllocs))
-}
-
-// Absolute allocation ceilings of the read-modify-writes, with every cell
-// in the memstore: an Increment allocates its Result and its mvcc entry; an
-// Append of one column also its value, once that is longer than 8 bytes; a
-// CheckAndMutate that applies allocates its mvcc entry.
-const (
-	maxIncrementAllocs      = 2
-	maxAppendAllocs         = 3
-	maxCheckAndMutateAllocs = 1
-)
-
-func TestReadModifyWriteAllocs(t *testing.T) {
-	if writeRaceEnabled {
-		t.Skip("-race allocates")
-	}
-	r := openTest(t, t.TempDir(), func(o *Options) { o.FlushSize = 1 << 30; o.DisableAutoCompaction = true })
-	defer r.Close()
-	rows := make([][]byte, 256)
-	for i := range rows {
-		rows[i] = fmt.Appendf(nil, "row%06d", i)
-	}
-	i := 0
-	var err error
-	check := func(e error) {
-		if e != nil {
-			err = e
-		}
-	}
-	inc := &Increment{Columns: []IncrementColumn{{Family: fam2, Qualifier: b("n"), Amount: 1}}}
-	increment := func() {
-		inc.Row = rows[i%len(rows)]
-		i++
-		_, e := r.Increment(inc)
-		check(e)
-	}
-	app := &Append{Cells: []encoding.KeyValue{{Family: fam2, Qualifier: b("a"), Value: b("0123456789")}}}
-	appRows := make([][]byte, 1024) // each appended to a few times
-	for i := range appRows {
-		appRows[i] = fmt.Appendf(nil, "app%06d", i)
-	}
-	appendOne := func() {
-		app.Row = appRows[i%len(appRows)]
-		i++
-		_, e := r.Append(app)
-		check(e)
-	}
-	put := &Put{Cells: []encoding.KeyValue{{Family: fam2, Qualifier: b("c"), Timestamp: encoding.LatestTimestamp, Value: b("v")}}}
-	cam := &CheckAndMutate{Family: fam2, Qualifier: b("c"), Op: filter.CompareEqual, Value: b("v"), Mutations: []Mutation{put}}
-	checkAndPut := func() {
-		row := rows[i%len(rows)]
-		i++
-		cam.Row, put.Row = row, row
-		ok, e := r.CheckAndMutate(cam)
-		check(e)
-		if e == nil && !ok {
-			err = fmt.Errorf("check of %s failed", row)
-		}
-	}
-	for _, row := range rows {
-		require.NoError(t, r.Put(&Put{Row: row, Cells: put.Cells}))
-	}
-	for _, tc := range []struct {
-		name string
-		op   func()
-		max  float64
-	}{{"Increment", increment, maxIncrementAllocs}, {"Append", appendOne, maxAppendAllocs},
-		{"CheckAndMutate", checkAndPut, maxCheckAndMutateAllocs}} {
-		for range 4 * len(rows) { // the pools, the memstore and the WAL's buffers
-			tc.op()
-		}
-		allocs := testing.AllocsPerRun(1000, tc.op)
-		require.NoError(t, err)
-		t.Logf("%.1f allocations per %s", allocs, tc.name)
-		require.LessOrEqual(t, allocs, tc.max, tc.name)
-	}
 }
