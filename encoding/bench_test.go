@@ -112,17 +112,23 @@ func BenchmarkSeekInBlock(b *testing.B) {
 			if err := s.Init(payload); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Rewind(); err != nil {
-					b.Fatal(err)
-				}
-				if res, err := s.SeekToKeyInBlock(keys[order[i%len(order)]], false); err != nil || res != SeekExact {
-					b.Fatal(res, err)
-				}
-			}
+			benchSeeks(b, s, keys, order)
 		})
+	}
+}
+
+// benchSeeks times fresh seeks (Rewind, then SeekToKeyInBlock) of s to
+// keys, in order.
+func benchSeeks(b *testing.B, s Seeker, keys []Key, order []int) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Rewind(); err != nil {
+			b.Fatal(err)
+		}
+		if res, err := s.SeekToKeyInBlock(keys[order[i%len(order)]], false); err != nil || res != SeekExact {
+			b.Fatal(res, err)
+		}
 	}
 }
 
@@ -254,16 +260,7 @@ func BenchmarkSeekIndexed(b *testing.B) {
 			idx, err := s.BuildRestartIndex()
 			require.NoError(b, err)
 			require.NoError(b, s.InitIndexed(payload, idx))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Rewind(); err != nil {
-					b.Fatal(err)
-				}
-				if res, err := s.SeekToKeyInBlock(keys[order[i%len(order)]], false); err != nil || res != SeekExact {
-					b.Fatal(res, err)
-				}
-			}
+			benchSeeks(b, s, keys, order)
 		})
 	}
 }
