@@ -104,21 +104,12 @@ func cmdPut(s *Shell, args []Value) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ts := int64(client.LatestTimestamp)
-	var opts *options
-	for _, a := range args[4:] {
-		if h, ok := a.(*Hash); ok {
-			if opts, err = optionsOf(h); err != nil {
-				return "", err
-			}
-			continue
-		}
-		if ts, err = intArg("timestamp", a); err != nil {
-			return "", err
-		}
-		if ts < 0 {
-			return "", usagef("timestamp %d is negative", ts)
-		}
+	ts, opts, err := intAndOptions(args[4:], "timestamp", int64(client.LatestTimestamp))
+	if err != nil {
+		return "", err
+	}
+	if ts < 0 {
+		return "", usagef("timestamp %d is negative", ts)
 	}
 	fam, qual, _ := parseColumn(col)
 	m := client.NewPut(table, row).AddAt(fam, qual, ts, val)
@@ -530,18 +521,9 @@ func cmdIncr(s *Shell, args []Value) (string, error) {
 	if !hasQual {
 		return "", usagef("Failed to provide both column family and column qualifier for incr")
 	}
-	amount := int64(1)
-	var o *options
-	for _, a := range args[3:] {
-		if h, ok := a.(*Hash); ok {
-			if o, err = optionsOf(h); err != nil {
-				return "", err
-			}
-			continue
-		}
-		if amount, err = intArg("value", a); err != nil {
-			return "", err
-		}
+	amount, o, err := intAndOptions(args[3:], "value", 1)
+	if err != nil {
+		return "", err
 	}
 	m := client.NewIncrement(table, row).AddInt(fam, qual, amount)
 	if err := mutationOptions(m, o, "incr"); err != nil {
@@ -656,4 +638,24 @@ func cmdCount(s *Shell, args []Value) (string, error) {
 	}
 	s.f.footer(int(n))
 	return fmt.Sprint(n), nil
+}
+
+// intAndOptions reads the trailing arguments of put and incr: an optional
+// integer named name (def if absent) and an optional options hash, in any
+// order, as HBase's shell takes them.
+func intAndOptions(args []Value, name string, def int64) (int64, *options, error) {
+	n, err := def, error(nil)
+	var o *options
+	for _, a := range args {
+		if h, ok := a.(*Hash); ok {
+			if o, err = optionsOf(h); err != nil {
+				return 0, nil, err
+			}
+			continue
+		}
+		if n, err = intArg(name, a); err != nil {
+			return 0, nil, err
+		}
+	}
+	return n, o, nil
 }
