@@ -120,7 +120,16 @@ func (c *Comparer) CompareKeyValueKey(a *KeyValue, b Key) int {
 		b.Family(), bq, b.Timestamp(), b.Type(), len(bq))
 }
 
-func (c *Comparer) compareAfterRow(af, aq []byte, ats int64, at Type, aql int, bf, bq []byte, bts int64, bt Type, bql int) int {
+// CompareColumns compares the families and qualifiers of two cells of the
+// same row as CompareKeyValues orders them, ignoring timestamps, types and
+// sequence ids; a "last on row" key (empty family and qualifier, type
+// Minimum) sorts after every column. A memstore groups the versions of a
+// column by it.
+func (c *Comparer) CompareColumns(a, b *KeyValue) int {
+	return c.compareColumns(a.Family, a.Qualifier, a.Type, len(a.Qualifier), b.Family, b.Qualifier, b.Type, len(b.Qualifier))
+}
+
+func (c *Comparer) compareColumns(af, aq []byte, at Type, aql int, bf, bq []byte, bt Type, bql int) int {
 	// A key with empty family and qualifier and type Minimum is "last on row".
 	if len(af)+aql == 0 && at == TypeMinimum {
 		if len(bf)+bql == 0 && bt == TypeMinimum {
@@ -141,8 +150,12 @@ func (c *Comparer) compareAfterRow(af, aq []byte, ats int64, at Type, aql int, b
 	} else if r := bytes.Compare(af, bf); r != 0 {
 		return r
 	}
-	if r := bytes.Compare(aq, bq); r != 0 {
-		return r
+	return bytes.Compare(aq, bq)
+}
+
+func (c *Comparer) compareAfterRow(af, aq []byte, ats int64, at Type, aql int, bf, bq []byte, bts int64, bt Type, bql int) int {
+	if r := c.compareColumns(af, aq, at, aql, bf, bq, bt, bql); r != 0 || len(af)+aql == 0 && at == TypeMinimum {
+		return r // two "last on row" keys are equal whatever their timestamps
 	}
 	switch {
 	case ats > bts:

@@ -3,6 +3,7 @@ package memstore
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -25,14 +26,17 @@ const (
 
 // arena is the MemStoreLAB: a bump allocator for the cells of one segment.
 // Cell bytes come from byte chunks (no pointers, so the garbage collector
-// never scans them) and KeyValue headers from slabs of KeyValues. A space is
+// never scans them); KeyValue headers, and the columns and versions that
+// index them, come from slabs. A space is
 // reserved with an atomic add on the current chunk's offset, so concurrent
 // writers copy in parallel; only replacing a full chunk takes mu. Memory is
 // never freed individually: the garbage collector reclaims a chunk when no
 // cell in it is referenced any more.
 type arena struct {
 	chunk atomic.Pointer[byteChunk]
-	slab  atomic.Pointer[kvSlab]
+	kvs   atomic.Pointer[slab[encoding.KeyValue]]
+	cols  atomic.Pointer[slab[column]]
+	vers  atomic.Pointer[slab[version]]
 	// reserved counts the bytes of chunks, slabs and large allocations.
 	reserved atomic.Int64
 	mu       sync.Mutex // serializes replacing chunk or slab
@@ -43,9 +47,10 @@ type byteChunk struct {
 	off atomic.Int64 // may run past len(buf): a reservation that did not fit
 }
 
-type kvSlab struct {
-	kvs []encoding.KeyValue
-	n   atomic.Int64 // may run past len(kvs)
+// slab is a run of structs handed out one at a time.
+type slab[T any] struct {
+	items []T
+	n     atomic.Int64 // may run past len(items)
 }
 
 // payloadLen returns the number of cell bytes copyKV copies for kv.
@@ -119,29 +124,40 @@ func (a *arena) growChunk(full *byteChunk, n int) {
 }
 
 // allocKV returns a zeroed KeyValue from the current slab.
-func (a *arena) allocKV() *encoding.KeyValue {
+func (a *arena) allocKV() *encoding.KeyValue { return alloc(a, &a.kvs) }
+
+// allocColumn returns a zeroed column from the current slab.
+func (a *arena) allocColumn() *column { return alloc(a, &a.cols) }
+
+// allocVersion returns a zeroed version from the current slab.
+func (a *arena) allocVersion() *version { return alloc(a, &a.vers) }
+
+// alloc returns a zeroed T from the slab cur points to, replacing a full one.
+func alloc[T any](a *arena, cur *atomic.Pointer[slab[T]]) *T {
 	for {
-		s := a.slab.Load()
+		s := cur.Load()
 		if s != nil {
 			i := s.n.Add(1) - 1
-			if i < int64(len(s.kvs)) {
-				return &s.kvs[i]
+			if i < int64(len(s.items)) {
+				return &s.items[i]
 			}
 		}
-		a.growSlab(s)
+		growSlab(a, cur, s)
 	}
 }
 
-func (a *arena) growSlab(full *kvSlab) {
+// growSlab replaces full with a new slab, twice as long up to maxSlabLen,
+// unless another writer already replaced it.
+func growSlab[T any](a *arena, cur *atomic.Pointer[slab[T]], full *slab[T]) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.slab.Load() != full {
+	if cur.Load() != full {
 		return
 	}
 	n := minSlabLen
 	if full != nil {
-		n = min(2*len(full.kvs), maxSlabLen)
+		n = min(2*len(full.items), maxSlabLen)
 	}
-	a.slab.Store(&kvSlab{kvs: make([]encoding.KeyValue, n)})
-	a.reserved.Add(int64(n) * kvStructSize)
+	cur.Store(&slab[T]{items: make([]T, n)})
+	a.reserved.Add(int64(n) * int64(unsafe.Sizeof(*new(T))))
 }

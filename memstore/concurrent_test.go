@@ -39,6 +39,7 @@ type concurrentRun struct {
 	ms       *MemStore
 	writers  int
 	perW     int
+	rows     int // if > 0, the rows cells fall on (see cellFor)
 	nextSeq  atomic.Uint64
 	done     []atomic.Int64    // cells writer w has finished adding
 	seqs     [][]atomic.Uint64 // seqs[w][i]: sequence id of writer w's cell i
@@ -54,8 +55,13 @@ type concurrentRun struct {
 
 // cellFor builds writer w's cell i. Rows are scattered so that writers
 // interleave in key order; the value repeats the row and names the writer.
-func cellFor(w, i int, seq encoding.SeqNum) *encoding.KeyValue {
+// With r.rows set, all cells fall on that many rows, so that columns gather
+// versions from every writer.
+func (r *concurrentRun) cellFor(w, i int, seq encoding.SeqNum) *encoding.KeyValue {
 	h := rand.New(rand.NewPCG(uint64(w), uint64(i))).Uint64()
+	if r.rows > 0 {
+		h %= uint64(r.rows)
+	}
 	row := fmt.Appendf(nil, "%016x", h)
 	val := binary.BigEndian.AppendUint32(nil, uint32(w))
 	val = binary.BigEndian.AppendUint32(val, uint32(i))
@@ -65,12 +71,12 @@ func cellFor(w, i int, seq encoding.SeqNum) *encoding.KeyValue {
 }
 
 // parseCell checks c is intact and returns its writer and index.
-func parseCell(c *encoding.KeyValue) (w, i int, err error) {
+func (r *concurrentRun) parseCell(c *encoding.KeyValue) (w, i int, err error) {
 	if len(c.Value) != 8+len(c.Row) || string(c.Value[8:]) != string(c.Row) {
 		return 0, 0, fmt.Errorf("torn cell %s value %q", c, c.Value)
 	}
 	w, i = int(binary.BigEndian.Uint32(c.Value)), int(binary.BigEndian.Uint32(c.Value[4:]))
-	if int64(i) != c.Timestamp || string(cellFor(w, i, 0).Row) != string(c.Row) {
+	if int64(i) != c.Timestamp || string(r.cellFor(w, i, 0).Row) != string(c.Row) {
 		return 0, 0, fmt.Errorf("cell %s does not match writer %d index %d", c, w, i)
 	}
 	return w, i, nil
@@ -90,7 +96,7 @@ func (r *concurrentRun) write(w int) {
 	for i := range r.perW {
 		seq := r.nextSeq.Add(1)
 		r.seqs[w][i].Store(seq)
-		r.ms.Add(cellFor(w, i, encoding.SeqNum(seq)))
+		r.ms.Add(r.cellFor(w, i, encoding.SeqNum(seq)))
 		r.done[w].Store(int64(i + 1))
 		// Pause now and then, so that readers also open scanners while no
 		// write is in flight, when a stale snapshot would show.
@@ -112,7 +118,7 @@ func (r *concurrentRun) flush() {
 		r.fail("flush: snapshot scan found %d cells, segment counts %d", len(file), snap.Segment.Len())
 	}
 	for _, c := range file {
-		w, i, _ := parseCell(c)
+		w, i, _ := r.parseCell(c)
 		r.flushed.Store([2]int{w, i}, true)
 	}
 	r.filesMu.Lock()
@@ -151,7 +157,7 @@ func (r *concurrentRun) read(rng *rand.Rand, quiescent bool) {
 		seen[w] = make([]bool, r.perW)
 	}
 	note := func(c *encoding.KeyValue, where string) {
-		w, i, err := parseCell(c)
+		w, i, err := r.parseCell(c)
 		if err != nil {
 			r.fail("%s: %v", where, err)
 			return
@@ -250,16 +256,19 @@ func (r *concurrentRun) probe(rng *rand.Rand) {
 		if rng.IntN(4) == 0 {
 			i = rng.IntN(int(low[w]))
 		}
-		want := cellFor(w, i, 0)
+		want := r.cellFor(w, i, 0)
 		visible := encoding.SeqNum(r.seqs[w][i].Load()) <= readPoint
 		key := want.Key()
 		found := false
 		for _, sc := range scanners {
-			if c := sc.SeekGE(key); c != nil && string(c.Row) == string(want.Row) && c.Timestamp == want.Timestamp {
-				if _, _, err := parseCell(c); err != nil {
+			// Other writers' cells may share the key (with r.rows set), in
+			// sequence id order.
+			for c := sc.SeekGE(key); c != nil && string(c.Row) == string(want.Row) && c.Timestamp == want.Timestamp; c = sc.Next() {
+				cw, ci, err := r.parseCell(c)
+				if err != nil {
 					r.fail("probe: %v", err)
 				}
-				found = true
+				found = found || cw == w && ci == i
 			}
 		}
 		if !found && visible {
@@ -273,13 +282,17 @@ func (r *concurrentRun) probe(rng *rand.Rand) {
 	r.probes.Add(1)
 }
 
-func mustWriter(c *encoding.KeyValue) int { w, _, _ := parseCell(c); return w }
-func mustIndex(c *encoding.KeyValue) int  { _, i, _ := parseCell(c); return i }
+func mustWriter(c *encoding.KeyValue) int { return int(binary.BigEndian.Uint32(c.Value)) }
+func mustIndex(c *encoding.KeyValue) int  { return int(binary.BigEndian.Uint32(c.Value[4:])) }
 
 func TestConcurrentWritersAndScanners(t *testing.T) {
-	for _, flush := range []bool{false, true} {
-		t.Run(fmt.Sprintf("flush=%t", flush), func(t *testing.T) {
-			r := &concurrentRun{ms: New(encoding.InnerStoreComparer), writers: 4, perW: 4000}
+	for _, tc := range []struct {
+		flush bool
+		rows  int // 0: every cell its own row; 50: versions pile up in 50 columns
+	}{{false, 0}, {true, 0}, {false, 50}, {true, 50}} {
+		flush := tc.flush
+		t.Run(fmt.Sprintf("flush=%t/rows=%d", flush, tc.rows), func(t *testing.T) {
+			r := &concurrentRun{ms: New(encoding.InnerStoreComparer), writers: 4, perW: 4000, rows: tc.rows}
 			if raceEnabled {
 				r.perW = 1500
 			}

@@ -58,15 +58,30 @@
 //
 // # Concurrency scheme
 //
+// The B-tree holds one item per column (row, family, qualifier), and each
+// column a list of its cells in the segment's order. A new column is a
+// B-tree insert; a cell for a column that has one already, as in
+// read-modify-write loops (Increment, Append, or a Get and a Put) and
+// overwrites, goes into the column's list and leaves the tree unchanged.
+// The tree so stays the size of the number of columns however many versions
+// accumulate before a flush, a Get finds a column's newest cell without
+// stepping over older ones, and a version added after a reader cloned the
+// tree copies no nodes. Measured with BenchmarkReadAfterWrite (100k rows,
+// about 50 versions each by the end): 1.6-1.8 to 1.2-1.3 µs per Get+Add,
+// and 2.2-2.8 to 1.5-1.9 µs in parallel; an Add of a new row costs about 5%
+// more, for the column header.
+//
 // google/btree is not safe for concurrent writes, or for reads concurrent
 // with writes. Each Segment keeps its B-tree under a mutex that writers take
 // for the insert. Every Add numbers its cell with the segment's write count,
-// stored in the B-tree item, and publishes the count when the cell is in;
-// a scanner notes the count when it is opened (an atomic load, no lock) and
-// skips cells numbered above it. Cells are never removed from a segment, so
-// any later state of the tree, so filtered, is the snapshot at the open:
+// stored in the cell's list node, and publishes the count when the cell is
+// in; a scanner notes the count when it is opened (an atomic load, no lock)
+// and skips cells numbered above it. Cells are never removed from a segment,
+// so any later state of the tree, so filtered, is the snapshot at the open:
 // a scanner may read its cells from whichever tree is cheapest at each
-// refill, and still see one consistent snapshot.
+// refill, and still see one consistent snapshot. A column's list is read
+// without the mutex: a writer fills a node before publishing it with an
+// atomic store, and nodes are never unlinked.
 //
 // A refill reads either the live tree, holding the mutex, or a copy-on-write
 // Clone, without it. Cloning is O(1) (it only gives both trees fresh
@@ -98,17 +113,17 @@
 // of chunks that start at 64 KiB and double up to 2 MiB, like HBase's
 // MemStoreLAB (hbase.hregion.memstore.mslab.chunksize); cells over 256 KiB
 // (hbase.hregion.memstore.mslab.max.allocation) get their own allocation. The
-// KeyValue structs themselves are cut from slabs of up to 1024. A space in an
-// arena is reserved with an atomic add, so the copy happens outside the
-// segment's mutex. Chunks are not recycled: they are garbage once the segment
+// KeyValue structs, and the columns and list nodes, are cut from slabs of up
+// to 1024. A space in an arena is reserved with an atomic add, so the copy
+// happens outside the segment's mutex. Chunks are not recycled: they are garbage once the segment
 // and every cell a caller still holds are gone. Adding a cell therefore
 // allocates nothing in the steady state apart from the B-tree's own node
 // growth.
 //
-// A B-tree item is not just the cell pointer: it also holds the row (pointer
-// and length) and 8 bytes of the row, so that most comparisons during a
-// descent read no cell at all (rows that differ early) or only the row bytes,
-// instead of the KeyValue header and then the row. The 8 bytes are those after
+// A B-tree item is not just the column pointer: it also holds a cell of the
+// column, the row's length and 8 bytes of the row, so that most comparisons
+// during a descent read no cell at all (rows that differ early, or short rows
+// that end within those 8 bytes). The 8 bytes are those after
 // the segment's skip prefix: once a segment holds 64 cells, and if no reader
 // has taken a copy of its tree yet, it takes the common prefix of its
 // smallest and largest rows as the prefix that the inline bytes follow, so
@@ -116,7 +131,7 @@
 // digits) are told apart inline too; later rows without that prefix compare
 // by their whole rows. On a million cells the inline bytes halve SeekGE's time
 // for random rows, and the skip prefix halves an Add's time for YCSB's and
-// pe's rows (2.1 to 1.1 µs, BenchmarkMemStoreAdd), at 32 bytes per item (with
-// the write number) instead of 8. The hbase:meta comparer, which does not
+// pe's rows (2.1 to 1.1 µs, BenchmarkMemStoreAdd), at 32 bytes per item
+// instead of 8. The hbase:meta comparer, which does not
 // order rows bytewise, compares the cells only.
 package memstore

@@ -78,9 +78,12 @@ type SegmentScanner struct {
 	fill int // cells the next refill collects
 
 	// State of a refill in progress, read by collect.
-	skipPivot bool              // drop a cell equal to pivot (SeekLT)
-	pivot     encoding.KeyValue // seek key as a cell; only set during a refill
+	skipPivot bool               // drop a cell equal to pivot (SeekLT)
+	pivot     encoding.KeyValue  // seek key as a cell; only set during a refill
+	from      *encoding.KeyValue // where the refill starts, until its first column is collected
+	fromEntry entry              // from as a seek key
 	collectFn btree.ItemIteratorG[entry]
+	rev       []*encoding.KeyValue // a column's cells, for collectBackward
 }
 
 var scannerPool = sync.Pool{New: func() any {
@@ -110,7 +113,7 @@ func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
 func (s *SegmentScanner) Close() {
 	buf := s.buf[:cap(s.buf)]
 	clear(buf) // do not let the pool pin a flushed segment's arena
-	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn}
+	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn, rev: s.rev[:0]}
 	scannerPool.Put(s)
 }
 
@@ -257,31 +260,85 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 
 // iterate collects cells of t for refill.
 func (s *SegmentScanner) iterate(t *btree.BTreeG[entry], d direction, from *encoding.KeyValue) {
+	s.from = from
+	if from != nil {
+		s.fromEntry = s.seg.entry(from, nil)
+	}
 	switch {
 	case d == forward && from == nil:
 		t.Ascend(s.collectFn)
 	case d == forward:
-		t.AscendGreaterOrEqual(s.seg.entry(from, 0), s.collectFn)
+		t.AscendGreaterOrEqual(s.fromEntry, s.collectFn)
 	case from == nil:
 		t.Descend(s.collectFn)
 	default:
-		t.DescendLessOrEqual(s.seg.entry(from, 0), s.collectFn)
+		t.DescendLessOrEqual(s.fromEntry, s.collectFn)
 	}
+	s.from, s.fromEntry = nil, entry{}
 }
 
-// collect is the B-tree iterator of refill.
+// collect is the B-tree iterator of refill: it collects the visible cells
+// of a column in direction s.dir. The first column may be from's own; of it,
+// collect keeps only the cells at or after s.from in that direction. The
+// columns after it lie past from's.
 func (s *SegmentScanner) collect(e entry) bool {
-	kv := e.kv
-	if kv.SeqNum > s.readPoint || e.ver() > s.ver {
-		return true
+	if s.dir == backward {
+		return s.collectBackward(e)
 	}
-	if s.skipPivot && kv.SeqNum == math.MaxUint64 && s.cmp.CompareKeyValues(kv, &s.pivot) == 0 {
-		// SeekLT's pivot sorts before every cell with key equal to the seek
-		// key but one with the reserved sequence id; keep even that out.
-		return true
+	if s.from != nil && s.seg.less(s.fromEntry, e) {
+		s.from = nil // not from's column
 	}
-	s.buf = append(s.buf, kv)
-	return len(s.buf) < s.fill
+	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
+		if v.seq > s.readPoint || v.ver > s.ver {
+			continue
+		}
+		kv := v.kv.Load()
+		if s.from != nil {
+			if compareVersions(kv, s.from) < 0 {
+				continue
+			}
+			s.from = nil // the rest of the list sorts after kv
+		}
+		s.buf = append(s.buf, kv)
+		if len(s.buf) == s.fill {
+			return false
+		}
+	}
+	s.from = nil
+	return true
+}
+
+// collectBackward is collect going backward: it walks e's list, which is
+// in ascending order, into s.rev, and collects that in reverse.
+func (s *SegmentScanner) collectBackward(e entry) bool {
+	if s.from != nil && s.seg.less(e, s.fromEntry) {
+		s.from = nil // not from's column
+	}
+	rev := s.rev[:0]
+	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
+		if v.seq > s.readPoint || v.ver > s.ver {
+			continue
+		}
+		kv := v.kv.Load()
+		if s.from != nil && compareVersions(kv, s.from) > 0 {
+			break // so does the rest of the list
+		}
+		if s.skipPivot && kv.SeqNum == math.MaxUint64 && s.cmp.CompareKeyValues(kv, &s.pivot) == 0 {
+			// SeekLT's pivot sorts before every cell with key equal to the seek
+			// key but one with the reserved sequence id; keep even that out.
+			continue
+		}
+		rev = append(rev, kv)
+	}
+	s.from = nil
+	full := false
+	for i := len(rev) - 1; i >= 0 && !full; i-- {
+		s.buf = append(s.buf, rev[i])
+		full = len(s.buf) == s.fill
+	}
+	clear(rev)
+	s.rev = rev[:0]
+	return !full
 }
 
 // setPivot makes s.pivot the smallest cell with the given key: with the

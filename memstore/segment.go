@@ -24,12 +24,16 @@ const btreeDegree = 32
 const (
 	// kvStructSize is the size of a KeyValue header in a slab.
 	kvStructSize = int64(unsafe.Sizeof(encoding.KeyValue{}))
-	// btreeEntryOverhead estimates the B-tree's memory per cell: a 32-byte
-	// entry in a node's items slice, at the 50% (sequential inserts) to ~75%
-	// (random inserts) fill that splits leave, plus node headers and child
-	// pointers. Measured: 45 bytes per cell for random rows, 72 for
-	// sequential ones (500k cells).
-	btreeEntryOverhead = 56
+	// btreeEntryOverhead estimates the memory of a cell that starts a
+	// column: its column header (40 bytes, with the cell's version node) and
+	// its share of the B-tree, a 32-byte entry in a node's items slice at the
+	// 50% (sequential inserts) to ~75% (random inserts) fill that splits
+	// leave, plus node headers and child pointers: measured, 45 bytes per
+	// entry for random rows, 72 for sequential ones (500k cells).
+	btreeEntryOverhead = 96
+	// versionOverhead is the memory of a cell added to a column that has
+	// one already: its version node.
+	versionOverhead = int64(unsafe.Sizeof(version{}))
 )
 
 // Size is the memory accounting of a segment, or a change to it. It is HBase's
@@ -65,22 +69,55 @@ func DataSize(kv *encoding.KeyValue) int64 {
 	return int64(n)
 }
 
-// entry is a B-tree item: a cell and, inline, what decides most comparisons
-// without touching the cell. A comparison through a *KeyValue costs two cache
-// misses on a large segment (the KeyValue header, then the row bytes); with
-// the row inline it costs one, and with 8 bytes of the row inline none, when
-// those differ. The row is a pointer and a length rather than a slice, which
-// leaves room for the cell's version in 32 bytes.
+// A segment groups its cells by column (row, family and qualifier): the
+// B-tree holds one entry per column, and a column holds its cells, the
+// versions, in a list in the segment's order (newest first, for cells that
+// differ only in timestamp). A Put of a new row is one B-tree insert, as a
+// tree of cells would do; a new version of a column a read-modify-write loop
+// updates (an Increment, an Append, a Get and a Put) is a B-tree lookup and a
+// list insert that leaves the tree as it is. So the tree stays as small as
+// the number of columns, however many versions pile up until the next flush,
+// a reader finds a column's newest cell without skipping the others, and a
+// write that adds a version copies no B-tree nodes that a clone shares.
+//
+// Lists are read without locks: a writer (under the segment's mutex) fills a
+// node and then publishes it with one atomic store, and nodes are never
+// unlinked, so a reader walking a list sees each node either fully or not at
+// all. A scanner skips the nodes numbered after its opening.
+
+// column is the cells of one column. Its first cell's node is inline, so that
+// a column of one cell, the common case, is one slab allocation.
+type column struct {
+	head atomic.Pointer[version] // the column's first cell in the segment's order
+	v0   version
+}
+
+// version is one cell of a column and the link to the next.
+type version struct {
+	kv   atomic.Pointer[encoding.KeyValue] // replaced by an equal cell (same key and sequence id)
+	next atomic.Pointer[version]
+	// ver is the segment's write number that added the cell (see
+	// Segment.ver), and seq its sequence id, inline so that a scanner skips
+	// a cell it must not see without reading it.
+	ver uint64
+	seq encoding.SeqNum
+}
+
+// entry is a B-tree item: a column and, inline, what decides most comparisons
+// without touching the column's cells: 8 bytes of the row, which a
+// comparison reads instead of two cache misses (the KeyValue header, then
+// the row bytes) on a large segment, when they differ.
 //
 // The inline bytes are the 8 that follow the segment's common row prefix
 // (Segment.skip), when the row starts with it: rows of one table usually share
 // a prefix ("user000..." in YCSB, pe's zero padding), and their first 8 bytes
-// would then decide nothing.
+// would then decide nothing. When both rows end within those 8 bytes, the
+// inline bytes and the row lengths decide the row comparison in full.
 type entry struct {
-	prefix uint64 // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
-	row    *byte  // kv.Row's bytes
-	kv     *encoding.KeyValue
-	meta   uint64 // version<<16 | hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
+	prefix uint64             // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
+	kv     *encoding.KeyValue // a cell of the column: what comparisons read
+	col    *column            // nil in a seek key
+	meta   uint64             // hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
 }
 
 const (
@@ -88,22 +125,16 @@ const (
 	metaHasSkip = 0x8000 // the row starts with the segment's skip prefix
 )
 
-// entry returns the B-tree item for kv, added as the segment's write number
-// ver (see Segment.ver).
-func (s *Segment) entry(kv *encoding.KeyValue, ver uint64) entry {
-	e := entry{row: unsafe.SliceData(kv.Row), kv: kv, meta: ver<<16 | uint64(len(kv.Row))}
+// entry returns the B-tree item for kv's column, or a seek key for kv if col
+// is nil.
+func (s *Segment) entry(kv *encoding.KeyValue, col *column) entry {
+	e := entry{kv: kv, col: col, meta: uint64(len(kv.Row))}
 	if skip := s.skip; bytes.HasPrefix(kv.Row, skip) {
 		e.prefix = rowPrefix(kv.Row[len(skip):])
 		e.meta |= metaHasSkip
 	}
 	return e
 }
-
-// rowBytes returns the entry's row.
-func (e *entry) rowBytes() []byte { return unsafe.Slice(e.row, e.meta&metaRowLen) }
-
-// ver returns the write number that added the entry's cell.
-func (e *entry) ver() uint64 { return e.meta >> 16 }
 
 // rowPrefix returns the first 8 bytes of row as a big-endian number, padded
 // with zeros. For rows a and b, rowPrefix(a) < rowPrefix(b) implies a < b in
@@ -117,24 +148,62 @@ func rowPrefix(row []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// lessFunc returns the B-tree order for cmp: its full order, sequence ids
-// included, taking the inline row bytes and row first where cmp orders rows
-// bytewise (all but the hbase:meta comparer). Two rows that both start with
-// the segment's skip prefix are ordered by the bytes after it; any other pair
-// by their whole rows.
-func lessFunc(cmp *encoding.Comparer) btree.LessFunc[entry] {
+// lessFunc returns the B-tree order of columns for cmp, for entries built
+// with a skip prefix of skipLen bytes. For all but the hbase:meta comparer,
+// rows compare bytewise, so the inline prefix can decide.
+func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 	if cmp.IsMeta() {
-		return func(a, b entry) bool { return cmp.CompareKeyValues(a.kv, b.kv) < 0 }
-	}
-	return func(a, b entry) bool {
-		if a.meta&b.meta&metaHasSkip != 0 && a.prefix != b.prefix {
-			return a.prefix < b.prefix
+		return func(a, b entry) bool {
+			if c := cmp.CompareRows(a.kv.Row, b.kv.Row); c != 0 {
+				return c < 0
+			}
+			return cmp.CompareColumns(a.kv, b.kv) < 0
 		}
-		if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
+	}
+	inline := uint64(skipLen + 8) // rows up to this long are inline in full
+	return func(a, b entry) bool {
+		if a.meta&b.meta&metaHasSkip != 0 {
+			if a.prefix != b.prefix {
+				return a.prefix < b.prefix
+			}
+			// Equal prefixes: rows that both end within them differ only in
+			// length (the shorter one's padding is zeros).
+			if al, bl := a.meta&metaRowLen, b.meta&metaRowLen; al <= inline && bl <= inline {
+				if al != bl {
+					return al < bl
+				}
+				return cmp.CompareColumns(a.kv, b.kv) < 0
+			}
+		}
+		if c := bytes.Compare(a.kv.Row, b.kv.Row); c != 0 {
 			return c < 0
 		}
-		return cmp.CompareKeyValuesSameRow(a.kv, b.kv) < 0
+		return cmp.CompareColumns(a.kv, b.kv) < 0
 	}
+}
+
+// compareVersions orders two cells of one column: newer timestamp first,
+// then the larger type, then the larger sequence id. It is the comparer's
+// order for cells that share row, family and qualifier.
+func compareVersions(a, b *encoding.KeyValue) int {
+	switch {
+	case a.Timestamp != b.Timestamp:
+		if a.Timestamp > b.Timestamp {
+			return -1
+		}
+		return 1
+	case a.Type != b.Type:
+		if a.Type > b.Type {
+			return -1
+		}
+		return 1
+	case a.SeqNum != b.SeqNum:
+		if a.SeqNum > b.SeqNum {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // learnSkipAt is the number of cells after which a segment picks its skip
@@ -153,7 +222,7 @@ func (s *Segment) learnSkip() {
 	}
 	lo, _ := s.mu.tree.Min()
 	hi, _ := s.mu.tree.Max()
-	a, b := lo.rowBytes(), hi.rowBytes()
+	a, b := lo.kv.Row, hi.kv.Row
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
@@ -162,9 +231,10 @@ func (s *Segment) learnSkip() {
 		return // the first 8 bytes already tell most rows apart
 	}
 	s.skip = append([]byte(nil), a[:n]...)
-	t := btree.NewG(btreeDegree, lessFunc(s.cmp))
+	s.less = lessFunc(s.cmp, n)
+	t := btree.NewG(btreeDegree, s.less)
 	s.mu.tree.Ascend(func(e entry) bool {
-		t.ReplaceOrInsert(s.entry(e.kv, e.ver()))
+		t.ReplaceOrInsert(s.entry(e.kv, e.col))
 		return true
 	})
 	s.mu.tree = t
@@ -203,6 +273,10 @@ type Segment struct {
 	// skip is the common row prefix the B-tree's inline row bytes follow
 	// (see entry); empty until learnSkip sets it, fixed after.
 	skip []byte
+	// less is the tree's order, set with skip. A scanner compares seek keys
+	// with it without mu: learnSkip changes it only while no reader works
+	// without mu.
+	less btree.LessFunc[entry]
 	// learned and cloned are touched under mu only: learnSkip has run, and a
 	// tree of the segment has been handed to a reader that does not hold mu.
 	learned, cloned bool
@@ -215,6 +289,12 @@ type Segment struct {
 		// liveReads counts the refills that read tree since the last write;
 		// see cloneAfterLiveReads.
 		liveReads int
+		// updates steers Add between two ways of adding a cell: while it is
+		// positive, recent cells mostly went to existing columns, and Add
+		// looks the column up first (a read-only descent) rather than
+		// inserting an entry that replaces it (a write that copies the
+		// nodes a clone shares).
+		updates int
 	}
 }
 
@@ -225,7 +305,8 @@ func NewSegment(cmp *encoding.Comparer) *Segment {
 	s.minSeq.Store(math.MaxUint64)
 	s.minTS.Store(math.MaxInt64)
 	s.maxTS.Store(math.MinInt64)
-	s.mu.tree = btree.NewG(btreeDegree, lessFunc(cmp))
+	s.less = lessFunc(cmp, 0)
+	s.mu.tree = btree.NewG(btreeDegree, s.less)
 	return s
 }
 
@@ -265,23 +346,48 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		return Size{}, false
 	}
 	ver := s.ver.Load() + 1
-	e := s.entry(c, ver)
-	if old, replaced := s.mu.tree.ReplaceOrInsert(e); replaced {
-		// The replacement takes the replaced cell's number (its row has the
-		// same length), so that a scanner opened in between finds the cell,
-		// in either form, rather than neither. A second descent, but equal
-		// cells are rare.
-		e.meta = old.meta
-		s.mu.tree.ReplaceOrInsert(e)
-	} else {
-		d.CellCount = 1
-		d.HeapSize += btreeEntryOverhead
+	e := s.entry(c, nil)
+	var col *column
+	if s.mu.updates > 0 {
+		if old, ok := s.mu.tree.Get(e); ok {
+			col = old.col
+			s.mu.updates = min(s.mu.updates+1, maxUpdates)
+		} else {
+			s.mu.updates -= 2
+		}
 	}
-	if s.readTree.Load() != nil {
-		s.readTree.Store(nil)
+	if col == nil {
+		// No reader sees nc before mu is released: readers of the live
+		// tree hold mu, and clones made before are dropped below.
+		nc := s.arena.allocColumn()
+		e.col = nc
+		if old, replaced := s.mu.tree.ReplaceOrInsert(e); !replaced {
+			nc.v0.ver, nc.v0.seq = ver, c.SeqNum
+			nc.v0.kv.Store(c)
+			nc.head.Store(&nc.v0)
+			d.HeapSize += btreeEntryOverhead
+			d.CellCount = 1
+		} else {
+			// The column existed: the tree now holds nc in its place. nc
+			// takes over the old column's list, and cells go on into that
+			// list from either; a reader still holding the old column (a
+			// clone) does not see the cells added after it was opened anyway.
+			nc.head.Store(old.col.head.Load())
+			col = nc
+			s.mu.updates = maxUpdates
+		}
+		if s.readTree.Load() != nil {
+			s.readTree.Store(nil)
+		}
+		s.mu.liveReads = 0
 	}
-	s.mu.liveReads = 0
-	if !s.learned && s.mu.tree.Len() >= learnSkipAt {
+	if col != nil {
+		if s.addVersion(col, c, ver) {
+			d.HeapSize += versionOverhead
+			d.CellCount = 1
+		}
+	}
+	if !s.learned && s.cellCount.Load()+d.CellCount >= learnSkipAt {
 		s.learnSkip()
 	}
 	if uint64(c.SeqNum) < s.minSeq.Load() {
@@ -303,6 +409,45 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	s.cellCount.Add(d.CellCount)
 	s.mu.Unlock()
 	return d, true
+}
+
+// maxUpdates caps Segment.mu.updates: after a run of updates, that many adds
+// of new columns switch Add back to inserting first.
+const maxUpdates = 16
+
+// addVersion adds c, numbered ver, to col's list in order, or replaces an
+// equal cell (same key and sequence id) in place, and reports whether it
+// added a cell. The replacement keeps the replaced cell's number, so that a
+// scanner opened in between finds the cell, in either form, rather than
+// neither. If col's inline node is unused (col took over another column's
+// list), c takes it. REQUIRES: s.mu held.
+func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64) bool {
+	var prev *version
+	next := col.head.Load()
+	for next != nil {
+		r := compareVersions(next.kv.Load(), c)
+		if r == 0 {
+			next.kv.Store(c)
+			return false
+		}
+		if r > 0 {
+			break
+		}
+		prev, next = next, next.next.Load()
+	}
+	v := &col.v0
+	if v.kv.Load() != nil {
+		v = s.arena.allocVersion()
+	}
+	v.ver, v.seq = ver, c.SeqNum
+	v.kv.Store(c)
+	v.next.Store(next)
+	if prev == nil {
+		col.head.Store(v)
+	} else {
+		prev.next.Store(v)
+	}
+	return true
 }
 
 // freeze makes the segment immutable. Adds that have not taken mu yet fail.
