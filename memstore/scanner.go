@@ -18,6 +18,16 @@ const (
 	maxFill = 256
 )
 
+// Cells of one column a forward refill collects, after a seek and after
+// that: a Get of the newest version of a column with many (a counter's)
+// needs its first cell only, and a scan that keeps one version per column
+// steps over a few before it seeks past the column. The refill stops there
+// and the next goes on down the column's list, without a B-tree descent.
+const (
+	seekColCells = 2
+	stepColCells = 4
+)
+
 // When a scanner reads the live tree rather than a clone; see
 // Segment.readLive. Refills of up to liveFill cells (a seek's and the one
 // after) read it, unless cloneAfterLiveReads refills have read it since the
@@ -76,12 +86,22 @@ type SegmentScanner struct {
 	dir  direction
 	more bool
 	fill int // cells the next refill collects
+	// colCells is the number of cells of one column the next forward refill
+	// collects (see seekColCells).
+	colCells int
+	// tail is the list node of buf's last cell if a forward refill stopped
+	// in or at the end of a column: the next refill goes on from there.
+	// nil otherwise.
+	tail *version
 
 	// State of a refill in progress, read by collect.
 	skipPivot bool               // drop a cell equal to pivot (SeekLT)
 	pivot     encoding.KeyValue  // seek key as a cell; only set during a refill
-	from      *encoding.KeyValue // where the refill starts, until its first column is collected
-	fromEntry entry              // from as a seek key
+	from      *encoding.KeyValue // cells before it are dropped, until the first column is collected
+	start     *encoding.KeyValue // where the B-tree iteration starts; nil: at the end
+	startKey  entry              // start as a seek key, built under the tree's skip prefix
+	skipStart bool               // skip the first column if it is start's, collected already
+	colN      int                // cells collected of the column being collected
 	collectFn btree.ItemIteratorG[entry]
 	rev       []*encoding.KeyValue // a column's cells, for collectBackward
 }
@@ -137,7 +157,7 @@ func (s *SegmentScanner) SeekGE(key encoding.Key) *encoding.KeyValue {
 		return kv
 	}
 	s.setPivot(key)
-	s.fill = minFill
+	s.fill, s.colCells = minFill, seekColCells
 	s.refill(forward, &s.pivot)
 	return s.Current()
 }
@@ -161,7 +181,7 @@ func (s *SegmentScanner) SeekLT(key encoding.Key) *encoding.KeyValue {
 // SeekToFirst moves to the first visible cell and returns it, or nil if
 // there is none.
 func (s *SegmentScanner) SeekToFirst() *encoding.KeyValue {
-	s.fill = minFill
+	s.fill, s.colCells = minFill, seekColCells
 	s.refill(forward, nil)
 	return s.Current()
 }
@@ -198,7 +218,7 @@ func (s *SegmentScanner) step(m direction) *encoding.KeyValue {
 		if !s.more {
 			return nil
 		}
-		s.fill = min(4*s.fill, maxFill)
+		s.fill, s.colCells = min(4*s.fill, maxFill), stepColCells
 		s.continueFrom(m, s.buf[len(s.buf)-1])
 		return s.Current()
 	default: // against the direction of buf
@@ -236,8 +256,37 @@ func (s *SegmentScanner) seekToEnd(d direction) *encoding.KeyValue {
 // and moves to the cell after it. Keeping the anchor as buf[0] keeps buf a
 // run of consecutive visible cells, so a step back needs no refill.
 func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
-	s.refill(d, anchor)
+	if d == forward && s.dir == forward && s.tail != nil && s.buf[len(s.buf)-1] == anchor {
+		s.continueTail(anchor)
+	} else {
+		s.refill(d, anchor)
+	}
 	s.pos = min(1, len(s.buf)) // len(s.buf) >= 1: the anchor is in the tree and visible
+}
+
+// continueTail is continueFrom forward from buf's last cell when a refill
+// stopped at s.tail: it collects the rest of tail's column from its list,
+// and then, if there is room, the columns after it from the B-tree.
+func (s *SegmentScanner) continueTail(anchor *encoding.KeyValue) {
+	tail := s.tail
+	s.buf = append(s.buf[:0], anchor)
+	s.pos = 0
+	s.tail = nil
+	s.colN = 0
+	for v := tail.next.Load(); v != nil; v = v.next.Load() {
+		if v.seq > s.readPoint || v.ver > s.ver {
+			continue
+		}
+		if !s.take(v) {
+			s.more = true
+			return
+		}
+	}
+	// The column is done; go on after it.
+	s.start, s.skipStart = anchor, true
+	s.load()
+	s.start, s.skipStart = nil, false
+	s.more = s.tail != nil
 }
 
 // refill collects up to s.fill visible cells in direction d, from the start
@@ -247,34 +296,58 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 	s.buf = s.buf[:0]
 	s.pos = 0
 	s.dir = d
-	if s.tree == nil {
-		s.tree = s.seg.readTree.Load()
-	}
-	if s.tree != nil || !s.seg.readLive(s, d, from) {
-		s.iterate(s.tree, d, from)
-	}
-	s.more = len(s.buf) == s.fill
+	s.tail = nil
+	s.from, s.start = from, from
+	s.load()
+	s.from, s.start = nil, nil
+	s.more = s.tail != nil || d == backward && len(s.buf) == s.fill
 	s.skipPivot = false
 	s.pivot = encoding.KeyValue{}
 }
 
-// iterate collects cells of t for refill.
-func (s *SegmentScanner) iterate(t *btree.BTreeG[entry], d direction, from *encoding.KeyValue) {
-	s.from = from
-	if from != nil {
-		s.fromEntry = s.seg.entry(from, nil)
+// load runs the B-tree iteration of a refill set up in s, on a tree it may
+// read without the segment's mutex, or on the live tree under it.
+func (s *SegmentScanner) load() {
+	if s.tree == nil {
+		s.tree = s.seg.readTree.Load()
+	}
+	if s.tree != nil || !s.seg.readLive(s) {
+		s.iterate(s.tree)
+	}
+}
+
+// iterate collects cells of t for refill, in direction s.dir from s.start.
+// The seek key is built here, where the caller holds the segment's mutex if
+// t is the live tree, so that it agrees with t on the skip prefix.
+func (s *SegmentScanner) iterate(t *btree.BTreeG[entry]) {
+	s.colN = 0
+	if s.start != nil {
+		s.startKey = s.seg.entry(s.start, nil)
 	}
 	switch {
-	case d == forward && from == nil:
+	case s.dir == forward && s.start == nil:
 		t.Ascend(s.collectFn)
-	case d == forward:
-		t.AscendGreaterOrEqual(s.fromEntry, s.collectFn)
-	case from == nil:
+	case s.dir == forward:
+		t.AscendGreaterOrEqual(s.startKey, s.collectFn)
+	case s.start == nil:
 		t.Descend(s.collectFn)
 	default:
-		t.DescendLessOrEqual(s.fromEntry, s.collectFn)
+		t.DescendLessOrEqual(s.startKey, s.collectFn)
 	}
-	s.from, s.fromEntry = nil, entry{}
+	s.startKey = entry{}
+}
+
+// take appends v's cell to buf and reports whether the refill goes on. A
+// forward refill stops when buf is full, or when it has taken s.colCells
+// cells of one column and more follow, and then notes where (s.tail).
+func (s *SegmentScanner) take(v *version) bool {
+	s.buf = append(s.buf, v.kv.Load())
+	s.colN++
+	if len(s.buf) == s.fill || s.colN == s.colCells && v.next.Load() != nil {
+		s.tail = v
+		return false
+	}
+	return true
 }
 
 // collect is the B-tree iterator of refill: it collects the visible cells
@@ -285,22 +358,34 @@ func (s *SegmentScanner) collect(e entry) bool {
 	if s.dir == backward {
 		return s.collectBackward(e)
 	}
-	if s.from != nil && s.seg.less(s.fromEntry, e) {
-		s.from = nil // not from's column
+	if s.skipStart {
+		s.skipStart = false
+		if !s.seg.less(s.startKey, e) {
+			return true // start's column, collected already
+		}
+	}
+	s.colN = 0
+	if s.from != nil {
+		if s.seg.less(s.startKey, e) {
+			s.from = nil // not from's column
+		} else if s.from.Type == encoding.TypeMinimum && s.from.Timestamp == encoding.OldestTimestamp {
+			// Past the column's last cell (encoding.LastOnRowCol, the seek
+			// that leaves a column): skip the list rather than walk it.
+			s.from = nil
+			return true
+		}
 	}
 	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
 		if v.seq > s.readPoint || v.ver > s.ver {
 			continue
 		}
-		kv := v.kv.Load()
 		if s.from != nil {
-			if compareVersions(kv, s.from) < 0 {
+			if compareVersions(v.kv.Load(), s.from) < 0 {
 				continue
 			}
-			s.from = nil // the rest of the list sorts after kv
+			s.from = nil // the rest of the list sorts after it
 		}
-		s.buf = append(s.buf, kv)
-		if len(s.buf) == s.fill {
+		if !s.take(v) {
 			return false
 		}
 	}
@@ -311,7 +396,7 @@ func (s *SegmentScanner) collect(e entry) bool {
 // collectBackward is collect going backward: it walks e's list, which is
 // in ascending order, into s.rev, and collects that in reverse.
 func (s *SegmentScanner) collectBackward(e entry) bool {
-	if s.from != nil && s.seg.less(e, s.fromEntry) {
+	if s.from != nil && s.seg.less(e, s.startKey) {
 		s.from = nil // not from's column
 	}
 	rev := s.rev[:0]

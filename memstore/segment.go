@@ -473,7 +473,7 @@ func (s *Segment) Frozen() bool { return s.frozen.Load() }
 // tree while writes come in between; a scanner that goes on (a scan), or a
 // run of reads with no write in between, clones instead, to keep mu free of
 // readers' descents.
-func (s *Segment) readLive(sc *SegmentScanner, d direction, from *encoding.KeyValue) bool {
+func (s *Segment) readLive(sc *SegmentScanner) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t := s.readTree.Load(); t != nil {
@@ -487,7 +487,7 @@ func (s *Segment) readLive(sc *SegmentScanner, d direction, from *encoding.KeyVa
 		return false
 	}
 	s.mu.liveReads++
-	sc.iterate(s.mu.tree, d, from)
+	sc.iterate(s.mu.tree)
 	return true
 }
 
