@@ -82,6 +82,7 @@ type SegmentScanner struct {
 	// more == false. more reports that visible cells may follow buf[len-1]
 	// in direction dir.
 	buf  []*encoding.KeyValue
+	used int // the longest buf has been since the scanner was opened: Close clears that much
 	pos  int
 	dir  direction
 	more bool
@@ -131,7 +132,7 @@ func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
 // Close releases the scanner for reuse. It must not be used afterwards; cells
 // it returned stay valid.
 func (s *SegmentScanner) Close() {
-	buf := s.buf[:cap(s.buf)]
+	buf := s.buf[:s.used]
 	clear(buf) // do not let the pool pin a flushed segment's arena
 	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn, rev: s.rev[:0]}
 	scannerPool.Put(s)
@@ -273,6 +274,7 @@ func (s *SegmentScanner) continueTail(anchor *encoding.KeyValue) {
 	s.pos = 0
 	s.tail = nil
 	s.colN = 0
+	defer func() { s.used = max(s.used, len(s.buf)) }()
 	for v := tail.next.Load(); v != nil; v = v.next.Load() {
 		if v.seq > s.readPoint || v.ver > s.ver {
 			continue
@@ -300,6 +302,7 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 	s.from, s.start = from, from
 	s.load()
 	s.from, s.start = nil, nil
+	s.used = max(s.used, len(s.buf))
 	s.more = s.tail != nil || d == backward && len(s.buf) == s.fill
 	s.skipPivot = false
 	s.pivot = encoding.KeyValue{}

@@ -104,6 +104,9 @@ type writeScratch struct {
 	order []int
 	vals  []byte
 	spans []rmwSpan
+	// pending is a repeated column's value so far; in the scratch because
+	// it is handed to the caller's next function, so would escape.
+	pending encoding.KeyValue
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -135,6 +138,7 @@ func (s *writeScratch) release() {
 	s.get = Get{Columns: s.get.Columns[:0]}
 	clear(s.spans)
 	s.spans = s.spans[:0]
+	s.pending = encoding.KeyValue{}
 	if cap(s.cur.buf) > maxScratchBytes {
 		s.cur = Result{}
 	}
@@ -471,11 +475,10 @@ type rmwSpan struct {
 }
 
 // rmwResult holds the Result of a one-column readModifyWrite whose value
-// fits in val (an Increment's does) in one allocation.
+// fits in val (an Increment's does) in one allocation: the cell is the
+// Result's inline one.
 type rmwResult struct {
 	res Result
-	ptr [1]*encoding.KeyValue
-	kv  encoding.KeyValue
 	val [8]byte
 }
 
@@ -545,14 +548,14 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 
 	now := r.now()
 	vals, spans := s.vals[:0], s.spans[:0]
-	var pending encoding.KeyValue // the column's value so far, for a repeat
+	pending := &s.pending // the column's value so far, for a repeat
 	for k, i := range order {
 		f, q := col(i)
 		var old *encoding.KeyValue
 		if repeat := k > 0 && bytes.Equal(f, spans[len(spans)-1].fam) && bytes.Equal(q, spans[len(spans)-1].qual); repeat {
 			sp := spans[len(spans)-1]
-			pending = encoding.KeyValue{Family: f, Qualifier: q, Timestamp: sp.ts, Value: vals[sp.off:sp.end]}
-			old = &pending
+			*pending = encoding.KeyValue{Family: f, Qualifier: q, Timestamp: sp.ts, Value: vals[sp.off:sp.end]}
+			old = pending
 			spans = spans[:len(spans)-1]
 		} else {
 			old = cur.Latest(f, q)
@@ -582,10 +585,11 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 
 	// The Result is the caller's: copy the cells out of the scratch.
 	if len(cells) == 1 && len(cells[0].Value) <= len(rmwResult{}.val) {
-		b := &rmwResult{kv: cells[0]}
-		b.kv.Value = b.val[:copy(b.val[:], cells[0].Value):len(cells[0].Value)]
-		b.ptr[0] = &b.kv
-		b.res.Cells = b.ptr[:]
+		b := &rmwResult{}
+		b.res.kv1 = cells[0]
+		b.res.kv1.Value = b.val[:copy(b.val[:], cells[0].Value):len(cells[0].Value)]
+		b.res.ptr1[0] = &b.res.kv1
+		b.res.Cells = b.res.ptr1[:]
 		return &b.res, nil
 	}
 	kvs := make([]encoding.KeyValue, len(cells))
