@@ -55,6 +55,11 @@ func ComparerByName(name string) (*Comparer, error) {
 // IsMeta reports whether c is the hbase:meta comparator.
 func (c *Comparer) IsMeta() bool { return c.kind == kindMeta }
 
+// FamiliesByLength reports whether c orders families by their lengths only,
+// as InnerStoreCellComparator does: every cell of a store has the store's
+// family, and only seek keys have an empty one.
+func (c *Comparer) FamiliesByLength() bool { return c.kind == kindInnerStore }
+
 // CompareRows compares two rows.
 func (c *Comparer) CompareRows(a, b []byte) int {
 	if c.kind == kindMeta {

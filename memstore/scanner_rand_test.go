@@ -70,7 +70,10 @@ func newRandGen(rng *rand.Rand, cmp *encoding.Comparer) *randGen {
 	if cmp == encoding.DefaultComparer {
 		g.families = append(g.families, []byte("a"), []byte("g"))
 	}
-	g.quals = [][]byte{nil, []byte("q0"), []byte("q1"), []byte("q1\x00"), []byte("q2")}
+	// Qualifiers of up to 4 bytes compare inline in the B-tree, longer ones
+	// by their first 4 bytes and then in full; some are prefixes of others.
+	g.quals = [][]byte{nil, []byte("q0"), []byte("q1"), []byte("q1\x00"), []byte("q2"),
+		[]byte("qual"), []byte("qual\x00"), []byte("qualifier-a"), []byte("qualifier-b"), []byte("q1\x00\x00\x00\x00")}
 	return g
 }
 

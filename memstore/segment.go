@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 	"sync"
@@ -113,27 +114,78 @@ type version struct {
 // a prefix ("user000..." in YCSB, pe's zero padding), and their first 8 bytes
 // would then decide nothing. When both rows end within those 8 bytes, the
 // inline bytes and the row lengths decide the row comparison in full.
+//
+// The column is inline too, for a comparer that orders families by length
+// (a store's): the family's length and up to 4 bytes of the qualifier, so
+// that the comparisons that end a descent in the right row (a Get's seek,
+// and the lookup of an Add to a column that exists) read no cell either.
 type entry struct {
 	prefix uint64             // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
 	kv     *encoding.KeyValue // a cell of the column: what comparisons read
 	col    *column            // nil in a seek key
-	meta   uint64             // hasSkip<<15 | len(kv.Row); rows are at most 32767 bytes
+	meta   uint64             // see the meta constants
 }
 
+// The bits of entry.meta.
 const (
-	metaRowLen  = 0x7fff
-	metaHasSkip = 0x8000 // the row starts with the segment's skip prefix
+	metaRowLen    = 0x7fff // len(kv.Row); rows are at most 32767 bytes
+	metaHasSkip   = 0x8000 // the row starts with the segment's skip prefix
+	metaFamShift  = 16     // 8 bits: len(kv.Family), at most 127
+	metaLastOnRow = 1 << 24
+	metaQualShift = 25 // 3 bits: len(kv.Qualifier) if at most 4, else metaQualLong
+	metaQualLong  = 7
+	metaQualBytes = 32 // 32 bits: the qualifier's first 4 bytes, big-endian, zero-padded
 )
 
 // entry returns the B-tree item for kv's column, or a seek key for kv if col
 // is nil.
 func (s *Segment) entry(kv *encoding.KeyValue, col *column) entry {
-	e := entry{kv: kv, col: col, meta: uint64(len(kv.Row))}
+	e := entry{kv: kv, col: col, meta: uint64(len(kv.Row)) | uint64(len(kv.Family))<<metaFamShift}
 	if skip := s.skip; bytes.HasPrefix(kv.Row, skip) {
 		e.prefix = rowPrefix(kv.Row[len(skip):])
 		e.meta |= metaHasSkip
 	}
+	if len(kv.Family)+len(kv.Qualifier) == 0 && kv.Type == encoding.TypeMinimum {
+		e.meta |= metaLastOnRow
+	}
+	q := kv.Qualifier
+	ql := uint64(len(q))
+	if ql > 4 {
+		ql = metaQualLong
+	}
+	var b [4]byte
+	copy(b[:], q)
+	e.meta |= ql<<metaQualShift | uint64(binary.BigEndian.Uint32(b[:]))<<metaQualBytes
 	return e
+}
+
+// compareColumnsInline compares the columns of two entries of one row by
+// their meta bits, for a comparer that orders families by length, and
+// reports whether the bits decided. They do unless both qualifiers are
+// longer than 4 bytes and share their first 4.
+func compareColumnsInline(a, b uint64) (int, bool) {
+	if (a|b)&metaLastOnRow != 0 {
+		switch {
+		case a&b&metaLastOnRow != 0:
+			return 0, true
+		case a&metaLastOnRow != 0:
+			return 1, true
+		}
+		return -1, true
+	}
+	if af, bf := a>>metaFamShift&0xff, b>>metaFamShift&0xff; af != bf {
+		return cmp.Compare(af, bf), true
+	}
+	if aq, bq := a>>metaQualBytes, b>>metaQualBytes; aq != bq {
+		return cmp.Compare(aq, bq), true
+	}
+	// Equal first bytes: a qualifier of at most 4 bytes is a prefix of the
+	// other (its padding is zeros), and sorts first.
+	al, bl := a>>metaQualShift&7, b>>metaQualShift&7
+	if al == metaQualLong && bl == metaQualLong {
+		return 0, false
+	}
+	return cmp.Compare(al, bl), true
 }
 
 // rowPrefix returns the first 8 bytes of row as a big-endian number, padded
@@ -161,6 +213,15 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 		}
 	}
 	inline := uint64(skipLen + 8) // rows up to this long are inline in full
+	byLen := cmp.FamiliesByLength()
+	columnLess := func(a, b entry) bool {
+		if byLen {
+			if c, ok := compareColumnsInline(a.meta, b.meta); ok {
+				return c < 0
+			}
+		}
+		return cmp.CompareColumns(a.kv, b.kv) < 0
+	}
 	return func(a, b entry) bool {
 		if a.meta&b.meta&metaHasSkip != 0 {
 			if a.prefix != b.prefix {
@@ -172,13 +233,13 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 				if al != bl {
 					return al < bl
 				}
-				return cmp.CompareColumns(a.kv, b.kv) < 0
+				return columnLess(a, b)
 			}
 		}
 		if c := bytes.Compare(a.kv.Row, b.kv.Row); c != 0 {
 			return c < 0
 		}
-		return cmp.CompareColumns(a.kv, b.kv) < 0
+		return columnLess(a, b)
 	}
 }
 
