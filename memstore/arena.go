@@ -26,7 +26,7 @@ const (
 
 // arena is the MemStoreLAB: a bump allocator for the cells of one segment.
 // Cell bytes come from byte chunks (no pointers, so the garbage collector
-// never scans them); KeyValue headers, and the columns and versions that
+// never scans them); KeyValue headers, with the columns and list nodes that
 // index them, come from slabs. A space is
 // reserved with an atomic add on the current chunk's offset, so concurrent
 // writers copy in parallel; only replacing a full chunk takes mu. Memory is
@@ -34,9 +34,7 @@ const (
 // cell in it is referenced any more.
 type arena struct {
 	chunk atomic.Pointer[byteChunk]
-	kvs   atomic.Pointer[slab[encoding.KeyValue]]
-	cols  atomic.Pointer[slab[column]]
-	vers  atomic.Pointer[slab[version]]
+	cells atomic.Pointer[slab[cell]]
 	// reserved counts the bytes of chunks, slabs and large allocations.
 	reserved atomic.Int64
 	mu       sync.Mutex // serializes replacing chunk or slab
@@ -58,10 +56,20 @@ func payloadLen(kv *encoding.KeyValue) int {
 	return len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
 }
 
-// copyKV returns a copy of kv that lives in the arena.
-func (a *arena) copyKV(kv *encoding.KeyValue) *encoding.KeyValue {
+// cell is a cell's slab slot: its KeyValue header, and the column it
+// starts or, if it joins a column, only the list node inline in that
+// (col.v0). One slot per cell keeps a cell's header next to its list node,
+// which a scanner reads first.
+type cell struct {
+	kv  encoding.KeyValue
+	col column
+}
+
+// copyKV returns a copy of kv that lives in the arena, in a slot of its own.
+func (a *arena) copyKV(kv *encoding.KeyValue) *cell {
 	buf := a.allocBytes(payloadLen(kv))
-	c := a.allocKV()
+	slot := alloc(a, &a.cells)
+	c := &slot.kv
 	c.Timestamp, c.Type, c.SeqNum = kv.Timestamp, kv.Type, kv.SeqNum
 	var off int
 	c.Row, off = take(buf, off, kv.Row)
@@ -69,7 +77,7 @@ func (a *arena) copyKV(kv *encoding.KeyValue) *encoding.KeyValue {
 	c.Qualifier, off = take(buf, off, kv.Qualifier)
 	c.Value, off = take(buf, off, kv.Value)
 	c.Tags, _ = take(buf, off, kv.Tags)
-	return c
+	return slot
 }
 
 // take copies b to buf[off:] and returns the copy, capped so that appending
@@ -122,15 +130,6 @@ func (a *arena) growChunk(full *byteChunk, n int) {
 	a.chunk.Store(&byteChunk{buf: make([]byte, size)})
 	a.reserved.Add(int64(size))
 }
-
-// allocKV returns a zeroed KeyValue from the current slab.
-func (a *arena) allocKV() *encoding.KeyValue { return alloc(a, &a.kvs) }
-
-// allocColumn returns a zeroed column from the current slab.
-func (a *arena) allocColumn() *column { return alloc(a, &a.cols) }
-
-// allocVersion returns a zeroed version from the current slab.
-func (a *arena) allocVersion() *version { return alloc(a, &a.vers) }
 
 // alloc returns a zeroed T from the slab cur points to, replacing a full one.
 func alloc[T any](a *arena, cur *atomic.Pointer[slab[T]]) *T {

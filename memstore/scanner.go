@@ -101,6 +101,7 @@ type SegmentScanner struct {
 	from      *encoding.KeyValue // cells before it are dropped, until the first column is collected
 	start     *encoding.KeyValue // where the B-tree iteration starts; nil: at the end
 	startKey  entry              // start as a seek key, built under the tree's skip prefix
+	startCol  column             // startKey's stand-in column
 	skipStart bool               // skip the first column if it is start's, collected already
 	colN      int                // cells collected of the column being collected
 	collectFn btree.ItemIteratorG[entry]
@@ -325,7 +326,8 @@ func (s *SegmentScanner) load() {
 func (s *SegmentScanner) iterate(t *btree.BTreeG[entry]) {
 	s.colN = 0
 	if s.start != nil {
-		s.startKey = s.seg.entry(s.start, nil)
+		s.startCol.kv = s.start
+		s.startKey = s.seg.entry(s.start, &s.startCol)
 	}
 	switch {
 	case s.dir == forward && s.start == nil:
@@ -337,7 +339,7 @@ func (s *SegmentScanner) iterate(t *btree.BTreeG[entry]) {
 	default:
 		t.DescendLessOrEqual(s.startKey, s.collectFn)
 	}
-	s.startKey = entry{}
+	s.startKey, s.startCol.kv = entry{}, nil
 }
 
 // take appends v's cell to buf and reports whether the refill goes on. A

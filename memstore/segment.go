@@ -23,18 +23,16 @@ const btreeDegree = 32
 
 // Heap accounting constants.
 const (
-	// kvStructSize is the size of a KeyValue header in a slab.
-	kvStructSize = int64(unsafe.Sizeof(encoding.KeyValue{}))
+	// kvStructSize is the size of a cell's slab slot: its KeyValue header
+	// and its column or list node.
+	kvStructSize = int64(unsafe.Sizeof(cell{}))
 	// btreeEntryOverhead estimates the memory of a cell that starts a
-	// column: its column header (40 bytes, with the cell's version node) and
-	// its share of the B-tree, a 32-byte entry in a node's items slice at the
-	// 50% (sequential inserts) to ~75% (random inserts) fill that splits
-	// leave, plus node headers and child pointers: measured, 45 bytes per
-	// entry for random rows, 72 for sequential ones (500k cells).
-	btreeEntryOverhead = 96
-	// versionOverhead is the memory of a cell added to a column that has
-	// one already: its version node.
-	versionOverhead = int64(unsafe.Sizeof(version{}))
+	// column, beyond its slot: its share of the B-tree, a 32-byte entry in a
+	// node's items slice at the 50% (sequential inserts) to ~75% (random
+	// inserts) fill that splits leave, plus node headers and child pointers:
+	// measured, 45 bytes per entry for random rows, 72 for sequential ones
+	// (500k cells).
+	btreeEntryOverhead = 56
 )
 
 // Size is the memory accounting of a segment, or a change to it. It is HBase's
@@ -90,7 +88,10 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // a column of one cell, the common case, is one slab allocation.
 type column struct {
 	head atomic.Pointer[version] // the column's first cell in the segment's order
-	v0   version
+	// kv is a cell of the column, for the comparisons that need its family
+	// and qualifier in full. It never changes.
+	kv *encoding.KeyValue
+	v0 version
 }
 
 // version is one cell of a column and the link to the next.
@@ -105,9 +106,10 @@ type version struct {
 }
 
 // entry is a B-tree item: a column and, inline, what decides most comparisons
-// without touching the column's cells: 8 bytes of the row, which a
-// comparison reads instead of two cache misses (the KeyValue header, then
-// the row bytes) on a large segment, when they differ.
+// without touching the column's cells. A comparison through a *KeyValue
+// costs two cache misses on a large segment (the KeyValue header, then the
+// row bytes); with the row inline (a pointer and a length) it costs one, and
+// with 8 bytes of the row inline none, when those differ.
 //
 // The inline bytes are the 8 that follow the segment's common row prefix
 // (Segment.skip), when the row starts with it: rows of one table usually share
@@ -120,10 +122,10 @@ type version struct {
 // that the comparisons that end a descent in the right row (a Get's seek,
 // and the lookup of an Add to a column that exists) read no cell either.
 type entry struct {
-	prefix uint64             // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
-	kv     *encoding.KeyValue // a cell of the column: what comparisons read
-	col    *column            // nil in a seek key
-	meta   uint64             // see the meta constants
+	prefix uint64  // 8 row bytes after the segment's skip prefix, big-endian, zero-padded
+	row    *byte   // the row's bytes
+	col    *column // in a seek key, a stand-in that holds only kv
+	meta   uint64  // see the meta constants
 }
 
 // The bits of entry.meta.
@@ -137,10 +139,10 @@ const (
 	metaQualBytes = 32 // 32 bits: the qualifier's first 4 bytes, big-endian, zero-padded
 )
 
-// entry returns the B-tree item for kv's column, or a seek key for kv if col
-// is nil.
+// entry returns the B-tree item for col, kv's column, or for a seek key
+// for kv if col is a stand-in.
 func (s *Segment) entry(kv *encoding.KeyValue, col *column) entry {
-	e := entry{kv: kv, col: col, meta: uint64(len(kv.Row)) | uint64(len(kv.Family))<<metaFamShift}
+	e := entry{row: unsafe.SliceData(kv.Row), col: col, meta: uint64(len(kv.Row)) | uint64(len(kv.Family))<<metaFamShift}
 	if skip := s.skip; bytes.HasPrefix(kv.Row, skip) {
 		e.prefix = rowPrefix(kv.Row[len(skip):])
 		e.meta |= metaHasSkip
@@ -188,6 +190,9 @@ func compareColumnsInline(a, b uint64) (int, bool) {
 	return cmp.Compare(al, bl), true
 }
 
+// rowBytes returns the entry's row.
+func (e *entry) rowBytes() []byte { return unsafe.Slice(e.row, e.meta&metaRowLen) }
+
 // rowPrefix returns the first 8 bytes of row as a big-endian number, padded
 // with zeros. For rows a and b, rowPrefix(a) < rowPrefix(b) implies a < b in
 // bytewise order; equal prefixes decide nothing.
@@ -206,10 +211,10 @@ func rowPrefix(row []byte) uint64 {
 func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 	if cmp.IsMeta() {
 		return func(a, b entry) bool {
-			if c := cmp.CompareRows(a.kv.Row, b.kv.Row); c != 0 {
+			if c := cmp.CompareRows(a.rowBytes(), b.rowBytes()); c != 0 {
 				return c < 0
 			}
-			return cmp.CompareColumns(a.kv, b.kv) < 0
+			return cmp.CompareColumns(a.col.kv, b.col.kv) < 0
 		}
 	}
 	inline := uint64(skipLen + 8) // rows up to this long are inline in full
@@ -220,7 +225,7 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 				return c < 0
 			}
 		}
-		return cmp.CompareColumns(a.kv, b.kv) < 0
+		return cmp.CompareColumns(a.col.kv, b.col.kv) < 0
 	}
 	return func(a, b entry) bool {
 		if a.meta&b.meta&metaHasSkip != 0 {
@@ -236,7 +241,7 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 				return columnLess(a, b)
 			}
 		}
-		if c := bytes.Compare(a.kv.Row, b.kv.Row); c != 0 {
+		if c := bytes.Compare(a.rowBytes(), b.rowBytes()); c != 0 {
 			return c < 0
 		}
 		return columnLess(a, b)
@@ -283,7 +288,7 @@ func (s *Segment) learnSkip() {
 	}
 	lo, _ := s.mu.tree.Min()
 	hi, _ := s.mu.tree.Max()
-	a, b := lo.kv.Row, hi.kv.Row
+	a, b := lo.rowBytes(), hi.rowBytes()
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
@@ -295,7 +300,7 @@ func (s *Segment) learnSkip() {
 	s.less = lessFunc(s.cmp, n)
 	t := btree.NewG(btreeDegree, s.less)
 	s.mu.tree.Ascend(func(e entry) bool {
-		t.ReplaceOrInsert(s.entry(e.kv, e.col))
+		t.ReplaceOrInsert(s.entry(e.col.kv, e.col))
 		return true
 	})
 	s.mu.tree = t
@@ -356,6 +361,8 @@ type Segment struct {
 		// inserting an entry that replaces it (a write that copies the
 		// nodes a clone shares).
 		updates int
+		// probe is the stand-in column of that lookup's seek key.
+		probe column
 	}
 }
 
@@ -398,7 +405,8 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		return Size{}, false
 	}
 	// Copy outside the lock: the arena reserves space with an atomic add.
-	c := s.arena.copyKV(kv)
+	slot := s.arena.copyKV(kv)
+	c := &slot.kv
 	d := Size{DataSize: DataSize(kv), HeapSize: kvStructSize + int64(payloadLen(kv))}
 
 	s.mu.Lock()
@@ -407,10 +415,12 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		return Size{}, false
 	}
 	ver := s.ver.Load() + 1
-	e := s.entry(c, nil)
 	var col *column
 	if s.mu.updates > 0 {
-		if old, ok := s.mu.tree.Get(e); ok {
+		s.mu.probe.kv = c
+		old, ok := s.mu.tree.Get(s.entry(c, &s.mu.probe))
+		s.mu.probe.kv = nil
+		if ok {
 			col = old.col
 			s.mu.updates = min(s.mu.updates+1, maxUpdates)
 		} else {
@@ -420,9 +430,9 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	if col == nil {
 		// No reader sees nc before mu is released: readers of the live
 		// tree hold mu, and clones made before are dropped below.
-		nc := s.arena.allocColumn()
-		e.col = nc
-		if old, replaced := s.mu.tree.ReplaceOrInsert(e); !replaced {
+		nc := &slot.col
+		nc.kv = c
+		if old, replaced := s.mu.tree.ReplaceOrInsert(s.entry(c, nc)); !replaced {
 			nc.v0.ver, nc.v0.seq = ver, c.SeqNum
 			nc.v0.kv.Store(c)
 			nc.head.Store(&nc.v0)
@@ -443,8 +453,7 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		s.mu.liveReads = 0
 	}
 	if col != nil {
-		if s.addVersion(col, c, ver) {
-			d.HeapSize += versionOverhead
+		if s.addVersion(col, c, ver, &slot.col.v0) {
 			d.CellCount = 1
 		}
 	}
@@ -480,9 +489,8 @@ const maxUpdates = 16
 // equal cell (same key and sequence id) in place, and reports whether it
 // added a cell. The replacement keeps the replaced cell's number, so that a
 // scanner opened in between finds the cell, in either form, rather than
-// neither. If col's inline node is unused (col took over another column's
-// list), c takes it. REQUIRES: s.mu held.
-func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64) bool {
+// neither. v is c's list node, unused so far. REQUIRES: s.mu held.
+func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *version) bool {
 	var prev *version
 	next := col.head.Load()
 	for next != nil {
@@ -495,10 +503,6 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64) bool
 			break
 		}
 		prev, next = next, next.next.Load()
-	}
-	v := &col.v0
-	if v.kv.Load() != nil {
-		v = s.arena.allocVersion()
 	}
 	v.ver, v.seq = ver, c.SeqNum
 	v.kv.Store(c)
