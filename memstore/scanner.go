@@ -14,7 +14,7 @@ import (
 // four times more, up to maxFill, so long scans pay one B-tree descent per
 // maxFill cells.
 const (
-	minFill = 8
+	minFill = 4
 	maxFill = 256
 )
 
