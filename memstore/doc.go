@@ -104,7 +104,7 @@
 // cursor, so a scanner collects a run of consecutive visible cells per
 // descent (4 after a seek, growing to 256 as a scan goes on) and serves Next,
 // Prev and short forward seeks (HBase's reseek) from that run. Going forward
-// it takes at most 2 cells of one column after a seek and 4 after that,
+// it takes at most 1 cell of one column after a seek and 4 after that,
 // stops there, and goes on down that column's list at the next refill
 // without a descent: a Get of a counter with 60 versions reads its newest
 // and not a run of list nodes, and seeking past the column skips the list

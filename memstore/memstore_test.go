@@ -415,3 +415,18 @@ func TestScannerPositioning(t *testing.T) {
 	require.Equal(t, "d", row(sc.SeekGE(encoding.LastOnRow(nil, []byte("b")))))
 	require.Equal(t, "b", row(sc.SeekLT(encoding.LastOnRow(nil, []byte("b")))))
 }
+
+// TestSkipPrefixFromSequentialRows: a table's first rows added in order
+// share more than the rows after them (ctrs0000000000 to ctrs0000000063
+// share 13 bytes, ctrs0000001234 only 10 of those); the skip prefix leaves 8
+// bytes of them inline, so that later rows still have it.
+func TestSkipPrefixFromSequentialRows(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	for i := range learnSkipAt {
+		s.Add(&encoding.KeyValue{Row: fmt.Appendf(nil, "ctrs%010d", i), Family: []byte("f"), Qualifier: []byte("v"),
+			Timestamp: 1, Type: encoding.TypePut, SeqNum: encoding.SeqNum(i + 1)})
+	}
+	require.Equal(t, "ctrs00", string(s.skip))
+	e := s.entry(&encoding.KeyValue{Row: []byte("ctrs0000009999")}, &column{})
+	require.NotZero(t, e.meta&metaHasSkip, "a later row has the skip prefix")
+}

@@ -24,7 +24,7 @@ const (
 // steps over a few before it seeks past the column. The refill stops there
 // and the next goes on down the column's list, without a B-tree descent.
 const (
-	seekColCells = 2
+	seekColCells = 1
 	stepColCells = 4
 )
 
@@ -220,7 +220,7 @@ func (s *SegmentScanner) step(m direction) *encoding.KeyValue {
 		if !s.more {
 			return nil
 		}
-		s.fill, s.colCells = min(4*s.fill, maxFill), stepColCells
+		s.fill = min(4*s.fill, maxFill)
 		s.continueFrom(m, s.buf[len(s.buf)-1])
 		return s.Current()
 	default: // against the direction of buf
@@ -258,6 +258,8 @@ func (s *SegmentScanner) seekToEnd(d direction) *encoding.KeyValue {
 // and moves to the cell after it. Keeping the anchor as buf[0] keeps buf a
 // run of consecutive visible cells, so a step back needs no refill.
 func (s *SegmentScanner) continueFrom(d direction, anchor *encoding.KeyValue) {
+	// The anchor counts among a column's cells: take at least one more.
+	s.colCells = stepColCells
 	if d == forward && s.dir == forward && s.tail != nil && s.buf[len(s.buf)-1] == anchor {
 		s.continueTail(anchor)
 	} else {

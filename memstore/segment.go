@@ -273,7 +273,8 @@ func compareVersions(a, b *encoding.KeyValue) int {
 }
 
 // learnSkipAt is the number of cells after which a segment picks its skip
-// prefix: the common prefix of the smallest and largest rows so far.
+// prefix: the common prefix of the smallest and largest rows so far, cut to
+// leave 8 bytes of each inline.
 const learnSkipAt = 64
 
 // learnSkip sets s.skip from the rows added so far and rebuilds the tree with
@@ -293,6 +294,12 @@ func (s *Segment) learnSkip() {
 	for n < len(a) && n < len(b) && a[n] == b[n] {
 		n++
 	}
+	// No longer than leaves 8 bytes of the shorter row inline: rows added in
+	// order (a table's first counters, ctrs0000000000 to ctrs0000000063)
+	// share more than the rows that follow will, and a skip prefix those
+	// lack makes every comparison among them read both rows. The 8 bytes
+	// after this one still tell the first rows apart.
+	n = min(n, len(a)-8, len(b)-8)
 	if n < 4 {
 		return // the first 8 bytes already tell most rows apart
 	}
