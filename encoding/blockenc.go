@@ -171,6 +171,14 @@ type Seeker interface {
 	// BuildRestartIndex decodes the whole block the seeker was initialized
 	// on and returns its RestartIndex, leaving the seeker on the first cell.
 	BuildRestartIndex() (*RestartIndex, error)
+	// RecordRestartIndex makes the seeker, initialized without an index and
+	// on its block's first cell, build the block's RestartIndex as Next
+	// steps through it; nothing is decoded for it beyond what Next decodes.
+	// A seek that skips a sample abandons it.
+	RecordRestartIndex()
+	// TakeRestartIndex returns the index recording built once Next has
+	// reached the end of the block, or nil, and forgets it.
+	TakeRestartIndex() *RestartIndex
 	// SeekBeforeRow moves back to the first cell of the last row before
 	// row, the step of a reverse scan, and returns RowFound, if the block
 	// shows where that row starts: among the cells decoded since Init (or,

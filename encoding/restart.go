@@ -71,6 +71,66 @@ func (s *seeker) BuildRestartIndex() (*RestartIndex, error) {
 	return x, nil
 }
 
+// restartRecorder is a RestartIndex being built by a seeker's Next (see
+// Seeker.RecordRestartIndex): a scan that reads a cached block through
+// leaves it indexed for the point reads after it, which would otherwise
+// decode the whole block once more to build the index.
+type restartRecorder struct {
+	x    RestartIndex  // samples so far; reused from block to block
+	next int           // the next cell to sample
+	done *RestartIndex // the finished index, until taken
+}
+
+// RecordRestartIndex implements Seeker.
+func (s *seeker) RecordRestartIndex() {
+	s.recording, s.rec.done = false, nil
+	if s.data == nil || s.idx != nil || s.rowOffsets != nil || s.first+s.pos != 0 || len(s.cells) == 0 {
+		return
+	}
+	s.rec.x = RestartIndex{cells: s.rec.x.cells[:0], keys: s.rec.x.keys[:0], none: s.enc == EncodingNone}
+	s.rec.next = 0
+	s.recording = true
+	s.recordStep()
+}
+
+// recordStep samples the current cell if it is the next to sample, and
+// stops recording if a seek went past that.
+func (s *seeker) recordStep() {
+	i := s.first + s.pos
+	switch {
+	case i < s.rec.next:
+		return // before the next sample, or back after a step back
+	case i > s.rec.next:
+		s.recording = false // a seek skipped the sample
+		return
+	}
+	c := s.cells[s.pos]
+	if !s.rec.x.none {
+		c.keyOff = int32(len(s.rec.x.keys))
+		s.rec.x.keys = append(s.rec.x.keys, s.key...)
+	}
+	s.rec.x.cells = append(s.rec.x.cells, c)
+	s.rec.next += RestartInterval
+}
+
+// finishRecording makes the recorded samples the block's index, copied out
+// of the recorder's buffers, which the next block reuses.
+func (s *seeker) finishRecording() {
+	s.recording = false
+	if last := s.first + s.pos; len(s.rec.x.cells) != last/RestartInterval+1 {
+		return // a seek went past the last samples to the end
+	}
+	s.rec.done = &RestartIndex{cells: append([]cellState(nil), s.rec.x.cells...),
+		keys: append([]byte(nil), s.rec.x.keys...), none: s.rec.x.none}
+}
+
+// TakeRestartIndex implements Seeker.
+func (s *seeker) TakeRestartIndex() *RestartIndex {
+	x := s.rec.done
+	s.rec.done = nil
+	return x
+}
+
 // InitIndexed implements Seeker.
 func (s *seeker) InitIndexed(payload []byte, idx *RestartIndex) error {
 	if err := s.Init(payload); err != nil {

@@ -77,6 +77,9 @@ type seeker struct {
 	back []cellState
 	// rowOffsets is a ROW_INDEX_V1 block's row index (see rowindex.go).
 	rowOffsets []byte
+	// rec is the index RecordRestartIndex builds, while recording.
+	rec       restartRecorder
+	recording bool
 }
 
 // keysInData reports whether keys are read from the payload (NONE-format
@@ -106,6 +109,7 @@ func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
 	s.data, s.key, s.idx, s.rowOffsets = nil, nil, nil, nil
+	s.recording, s.rec.done = false, nil
 	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 	start := 0
 	if len(payload) > math.MaxInt32 {
@@ -167,13 +171,20 @@ func (s *seeker) Next() (bool, error) {
 	}
 	if s.pos+1 < len(s.cells) {
 		s.setPos(s.pos + 1)
-		return true, nil
+	} else {
+		if int(s.cells[s.pos].next) >= len(s.data) {
+			if s.recording {
+				s.finishRecording()
+			}
+			return false, nil
+		}
+		if err := s.decodeNext(); err != nil {
+			s.recording = false
+			return false, err
+		}
 	}
-	if int(s.cells[s.pos].next) >= len(s.data) {
-		return false, nil
-	}
-	if err := s.decodeNext(); err != nil {
-		return false, err
+	if s.recording {
+		s.recordStep()
 	}
 	return true, nil
 }

@@ -246,8 +246,9 @@ type Block struct {
 	state uint8
 	refs  atomic.Int32
 	// restarts is the data block's RestartIndex, built by the first seek
-	// that finds the block in the cache (see Reader.seekBlock); nil until
-	// then, and always for blocks that are not cached.
+	// that finds the block in the cache (see Reader.dataBlock), or recorded
+	// by an Iterator that read the cached block through; nil until then,
+	// and always for blocks that are not cached.
 	restarts atomic.Pointer[encoding.RestartIndex]
 }
 

@@ -96,6 +96,8 @@ func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0
 func (closedSeeker) Cell(kv *encoding.KeyValue)                       { *kv = encoding.KeyValue{} }
 func (closedSeeker) Offset() int                                      { return 0 }
 func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return errClosed }
+func (closedSeeker) RecordRestartIndex()                              {}
+func (closedSeeker) TakeRestartIndex() *encoding.RestartIndex         { return nil }
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
@@ -208,12 +210,18 @@ func (it *Iterator) setBlock(b *Block) error {
 		it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
 	}
 	it.otherDecoded = it.blk != nil
-	if err := it.seeker.InitIndexed(b.Data, b.restarts.Load()); err != nil {
+	idx := b.restarts.Load()
+	if err := it.seeker.InitIndexed(b.Data, idx); err != nil {
 		err = it.fail(it.wrapBlockErr(err, b))
 		if b != it.other {
 			b.release()
 		}
 		return err
+	}
+	if idx == nil && b.state != blockPooled {
+		// A cached block: if this iterator reads it through, its index
+		// comes for free (see Reader.dataBlock).
+		it.seeker.RecordRestartIndex()
 	}
 	// The caller sets what it knows of the next block. The previous block
 	// stays (reverse scans step back to it); the one before is dropped.
@@ -587,6 +595,9 @@ func (it *Iterator) Next() (bool, error) {
 	if ok {
 		it.cells++
 		return true, nil
+	}
+	if idx := it.seeker.TakeRestartIndex(); idx != nil {
+		it.blk.restarts.CompareAndSwap(nil, idx)
 	}
 	// Next data block, skipping inline index and bloom blocks.
 	off := it.blk.Offset + int64(it.blk.OnDiskSize)

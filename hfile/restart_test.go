@@ -93,3 +93,66 @@ func TestRestartIndexSeeks(t *testing.T) {
 		})
 	}
 }
+
+// TestScanRecordsRestartIndex: a scan through cached blocks leaves each
+// block it read through with the restart index a seek would build, without
+// decoding the block again; a block the scan only entered does not get one.
+func TestScanRecordsRestartIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, enc := range []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1} {
+		t.Run(enc.String(), func(t *testing.T) {
+			kvs := peCells(rng, 3000)
+			var buf bytes.Buffer
+			w, err := NewWriter(&buf, WriterOptions{Encoding: enc, BlockSize: 8 << 10})
+			require.NoError(t, err)
+			for _, kv := range kvs {
+				require.NoError(t, w.Append(kv))
+			}
+			require.NoError(t, w.Close())
+			cache := newMapCache()
+			r := openBytes(t, buf.Bytes(), cache)
+			it := r.NewIterator(true)
+			defer it.Close()
+			// From the middle of the first block, past its second sample,
+			// to the first cell of a block further on.
+			_, err = it.SeekTo(kvs[encoding.RestartInterval+4].Key())
+			require.NoError(t, err)
+			first := it.blk.Offset
+			for ok := true; ok && it.blk.Offset == first; {
+				ok, err = it.Next()
+				require.NoError(t, err)
+			}
+			for i := 0; i < 3; i++ {
+				for at := it.blk.Offset; it.blk.Offset == at; {
+					_, err = it.Next()
+					require.NoError(t, err)
+				}
+			}
+			last := it.blk.Offset
+			indexed := 0
+			for k, b := range cache.m {
+				if !b.Type.IsData() {
+					continue
+				}
+				off := k[1]
+				x := b.restarts.Load()
+				switch {
+				case enc == encoding.EncodingRowIndexV1 || off == first || off == last:
+					// Its own index; a seek skipped a sample; only entered.
+					require.Nil(t, x, "block at %d", off)
+				case x != nil:
+					indexed++
+					s, err := encoding.NewSeeker(enc, r.format, r.cmp)
+					require.NoError(t, err)
+					require.NoError(t, s.Init(b.Data))
+					want, err := s.BuildRestartIndex()
+					require.NoError(t, err)
+					require.Equal(t, want, x, "block at %d", off)
+				}
+			}
+			if enc != encoding.EncodingRowIndexV1 {
+				require.Equal(t, 3, indexed, "the blocks read through")
+			}
+		})
+	}
+}
