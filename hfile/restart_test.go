@@ -13,21 +13,31 @@ import (
 // TestRestartIndexSeeks checks that seeks in cached blocks, which get a
 // RestartIndex on their first cache hit, land where seeks in uncached
 // blocks do, for every encoding, and that the cached blocks have one.
+// restartTestEncodings are the encodings the restart index tests cover.
+var restartTestEncodings = []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix,
+	encoding.EncodingFastDiff, encoding.EncodingRowIndexV1}
+
+// writeCells returns a file of kvs with the given encoding and block size.
+func writeCells(t *testing.T, kvs []*encoding.KeyValue, enc encoding.DataBlockEncoding, blockSize int) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, WriterOptions{Encoding: enc, BlockSize: blockSize})
+	require.NoError(t, err)
+	for _, kv := range kvs {
+		require.NoError(t, w.Append(kv))
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
 func TestRestartIndexSeeks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	for _, enc := range []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1} {
+	for _, enc := range restartTestEncodings {
 		t.Run(enc.String(), func(t *testing.T) {
 			kvs := peCells(rng, 5000)
-			var buf bytes.Buffer
-			w, err := NewWriter(&buf, WriterOptions{Encoding: enc, BlockSize: 16 << 10})
-			require.NoError(t, err)
-			for _, kv := range kvs {
-				require.NoError(t, w.Append(kv))
-			}
-			require.NoError(t, w.Close())
+			file := writeCells(t, kvs, enc, 16<<10)
 			cache := newMapCache()
-			cached := openBytes(t, buf.Bytes(), cache)
-			plain := openBytes(t, buf.Bytes(), nil)
+			cached := openBytes(t, file, cache)
+			plain := openBytes(t, file, nil)
 			ci, pi := cached.NewIterator(true), plain.NewIterator(true)
 			defer ci.Close()
 			defer pi.Close()
@@ -99,23 +109,16 @@ func TestRestartIndexSeeks(t *testing.T) {
 // decoding the block again; a block the scan only entered does not get one.
 func TestScanRecordsRestartIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
-	for _, enc := range []encoding.DataBlockEncoding{encoding.EncodingNone, encoding.EncodingPrefix, encoding.EncodingFastDiff, encoding.EncodingRowIndexV1} {
+	for _, enc := range restartTestEncodings {
 		t.Run(enc.String(), func(t *testing.T) {
 			kvs := peCells(rng, 3000)
-			var buf bytes.Buffer
-			w, err := NewWriter(&buf, WriterOptions{Encoding: enc, BlockSize: 8 << 10})
-			require.NoError(t, err)
-			for _, kv := range kvs {
-				require.NoError(t, w.Append(kv))
-			}
-			require.NoError(t, w.Close())
 			cache := newMapCache()
-			r := openBytes(t, buf.Bytes(), cache)
+			r := openBytes(t, writeCells(t, kvs, enc, 8<<10), cache)
 			it := r.NewIterator(true)
 			defer it.Close()
 			// From the middle of the first block, past its second sample,
 			// to the first cell of a block further on.
-			_, err = it.SeekTo(kvs[encoding.RestartInterval+4].Key())
+			_, err := it.SeekTo(kvs[encoding.RestartInterval+4].Key())
 			require.NoError(t, err)
 			first := it.blk.Offset
 			for ok := true; ok && it.blk.Offset == first; {
