@@ -656,3 +656,45 @@ func TestFaultOpen(t *testing.T) {
 	require.Positive(t, fs.Injected())
 	reopenCheck(t, dir, []int{0, 9}, nil)
 }
+
+// TestBlockedWriteWakesOnFlush: a write blocked on a full memstore wakes
+// when a flush empties it, also when the flusher took the write's request
+// and finished between the request and the wait. The write used to take
+// the flush-done channel after its request, which could be the next
+// flush's; with no request left, it slept until BlockingWait ran out and
+// failed with ErrRegionTooBusy on an empty memstore.
+func TestBlockedWriteWakesOnFlush(t *testing.T) {
+	fs := newFaultFS(t, 5)
+	const flushSize = 64 << 10
+	r := openFaulty(t, t.TempDir(), fs, func(o *Options) {
+		o.FlushSize = flushSize
+		o.BlockingMultiplier = 2
+		o.BlockingWait = 20 * time.Second
+	})
+	defer r.Close()
+	fault := fs.Add(errorfs.Rule{Ops: errorfs.OpCreate, PathContains: ".tmp", Err: syscall.ENOSPC})
+	n := 0
+	for r.Stats().MemStoreSize <= 2*flushSize {
+		require.NoError(t, putRow(r, n, wal.UseDefault))
+		n++
+	}
+	hooked := 0
+	blockedWriteHook = func() {
+		hooked++
+		if hooked > 1 {
+			return
+		}
+		// The flusher takes the request and empties the memstore now.
+		select {
+		case <-r.flushReq:
+		default:
+		}
+		fault.Remove()
+		require.NoError(t, r.Flush())
+	}
+	defer func() { blockedWriteHook = nil }()
+	start := time.Now()
+	require.NoError(t, putRow(r, n, wal.UseDefault))
+	require.Less(t, time.Since(start), 10*time.Second, "the write waited for BlockingWait")
+	require.Equal(t, 1, hooked, "the write blocked once")
+}

@@ -177,8 +177,18 @@ func (r *Region) checkResources(ctx context.Context) error {
 		if r.closed.Load() {
 			return ErrClosed
 		}
-		r.requestFlush()
+		// The channel first, then the request: a flush that ends after the
+		// request closes this channel. Taken after the request, it could
+		// be the next flush's, and a flush that had already taken the
+		// request and emptied the memstore in between would wake nobody.
 		ch := r.flushedChan()
+		if r.memSize.Load() <= limit {
+			break
+		}
+		r.requestFlush()
+		if blockedWriteHook != nil {
+			blockedWriteHook()
+		}
 		select {
 		case <-ch:
 			if p := r.flushErr.Load(); p != nil && r.memSize.Load() > limit {
@@ -194,6 +204,10 @@ func (r *Region) checkResources(ctx context.Context) error {
 	}
 	return nil
 }
+
+// blockedWriteHook, if set (by tests), runs in checkResources when a blocked
+// write has requested a flush, before it waits for one.
+var blockedWriteHook func()
 
 // commitHook, if set (by tests), runs in commitLocked between the MVCC
 // begin and the memstore insert.
