@@ -19,7 +19,7 @@ func TestPoolClass(t *testing.T) {
 		require.GreaterOrEqual(t, class, prev, n)
 		require.Less(t, class, poolClasses, n)
 		if n > 1<<poolMinLog+1 {
-			require.LessOrEqual(t, size, n+n/4, "a class wastes at most a quarter: %d", n)
+			require.LessOrEqual(t, size, n+n/poolSteps, "a class wastes at most a sixteenth: %d", n)
 		}
 		c2, s2, _ := poolClass(size)
 		require.Equal(t, class, c2, "a buffer's capacity maps back to its class (%d)", n)
@@ -28,6 +28,14 @@ func TestPoolClass(t *testing.T) {
 	}
 	_, _, ok := poolClass(poolMaxBytes + 1)
 	require.False(t, ok)
+	// The largest class is the last.
+	class, size, _ := poolClass(poolMaxBytes)
+	require.Equal(t, poolClasses-1, class)
+	require.Equal(t, poolMaxBytes, size)
+	// A default-size block: 4 KiB of cells, one more cell, the header,
+	// checksums and the next block's header.
+	_, size, _ = poolClass(4096 + 130 + 33 + 4 + 33)
+	require.Equal(t, 4096+256, size)
 }
 
 // admitCache is a mapCache that implements DataBlockAdmitter and checks that
