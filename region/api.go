@@ -202,6 +202,13 @@ func (r *Result) Latest(family, qualifier []byte) *encoding.KeyValue {
 	if r == nil {
 		return nil
 	}
+	if len(r.Cells) == 1 {
+		// A one-cell row (most are): no search.
+		if c := r.Cells[0]; bytes.Equal(c.Family, family) && bytes.Equal(c.Qualifier, qualifier) {
+			return c
+		}
+		return nil
+	}
 	i := sort.Search(len(r.Cells), func(i int) bool {
 		c := r.Cells[i]
 		if f := bytes.Compare(c.Family, family); f != 0 {
