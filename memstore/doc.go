@@ -67,9 +67,9 @@
 // accumulate before a flush, a Get finds a column's newest cell without
 // stepping over older ones, and a version added after a reader cloned the
 // tree copies no nodes. Measured with BenchmarkReadAfterWrite (100k rows,
-// about 50 versions each by the end): 1.6-1.8 to 1.2-1.3 µs per Get+Add,
-// and 2.2-2.8 to 1.5-1.9 µs in parallel; an Add of a new row costs about 5%
-// more, for the column header.
+// about 50 versions each by the end; the least of four runs alternating with
+// a tree of cells): 1.8 to 1.1 µs per Get+Add, and 2.3 to 1.7 µs in
+// parallel. An Add of a new row costs about 5% more, for the column header.
 //
 // google/btree is not safe for concurrent writes, or for reads concurrent
 // with writes. Each Segment keeps its B-tree under a mutex that writers take
