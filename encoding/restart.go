@@ -47,12 +47,7 @@ func (s *seeker) BuildRestartIndex() (*RestartIndex, error) {
 	x := &RestartIndex{none: s.enc == EncodingNone}
 	for i := 0; ; i++ {
 		if i%RestartInterval == 0 {
-			c := s.cells[s.pos]
-			if !x.none {
-				c.keyOff = int32(len(x.keys))
-				x.keys = append(x.keys, s.key...)
-			}
-			x.cells = append(x.cells, c)
+			s.sample(x)
 		}
 		ok, err := s.Next()
 		if err != nil {
@@ -62,13 +57,26 @@ func (s *seeker) BuildRestartIndex() (*RestartIndex, error) {
 			break
 		}
 	}
-	// Trim the slices to what they hold: the index outlives the build.
-	x.cells = append([]cellState(nil), x.cells...)
-	x.keys = append([]byte(nil), x.keys...)
 	if err := s.Rewind(); err != nil {
 		return nil, err
 	}
-	return x, nil
+	return x.trimmed(), nil
+}
+
+// sample appends the current cell to x as its next sample.
+func (s *seeker) sample(x *RestartIndex) {
+	c := s.cells[s.pos]
+	if !x.none {
+		c.keyOff = int32(len(x.keys))
+		x.keys = append(x.keys, s.key...)
+	}
+	x.cells = append(x.cells, c)
+}
+
+// trimmed returns a copy of x whose slices hold only what x uses: an index
+// outlives the buffers it was built in.
+func (x *RestartIndex) trimmed() *RestartIndex {
+	return &RestartIndex{cells: append([]cellState(nil), x.cells...), keys: append([]byte(nil), x.keys...), none: x.none}
 }
 
 // restartRecorder is a RestartIndex being built by a seeker's Next (see
@@ -104,12 +112,7 @@ func (s *seeker) recordStep() {
 		s.recording = false // a seek skipped the sample
 		return
 	}
-	c := s.cells[s.pos]
-	if !s.rec.x.none {
-		c.keyOff = int32(len(s.rec.x.keys))
-		s.rec.x.keys = append(s.rec.x.keys, s.key...)
-	}
-	s.rec.x.cells = append(s.rec.x.cells, c)
+	s.sample(&s.rec.x)
 	s.rec.next += RestartInterval
 }
 
@@ -120,8 +123,7 @@ func (s *seeker) finishRecording() {
 	if last := s.first + s.pos; len(s.rec.x.cells) != last/RestartInterval+1 {
 		return // a seek went past the last samples to the end
 	}
-	s.rec.done = &RestartIndex{cells: append([]cellState(nil), s.rec.x.cells...),
-		keys: append([]byte(nil), s.rec.x.keys...), none: s.rec.x.none}
+	s.rec.done = s.rec.x.trimmed()
 }
 
 // TakeRestartIndex implements Seeker.
