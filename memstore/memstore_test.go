@@ -248,8 +248,8 @@ func TestArenaLargeAndManyCells(t *testing.T) {
 	// The arena holds the payload with bounded slack: chunks double to 2 MiB.
 	payload := int64(n*(6+1+1+900) + len(big) - 900)
 	reserved := s.arena.reserved.Load()
-	require.GreaterOrEqual(t, reserved, payload+n*kvStructSize)
-	require.Less(t, reserved, 2*payload+maxChunkSize+(n+2*maxSlabLen)*kvStructSize)
+	require.GreaterOrEqual(t, reserved, payload+n*cellSlotSize)
+	require.Less(t, reserved, 2*payload+maxChunkSize+(n+2*maxSlabLen)*cellSlotSize)
 }
 
 func TestSizeAccounting(t *testing.T) {
@@ -272,7 +272,7 @@ func TestSizeAccounting(t *testing.T) {
 	require.Equal(t, int64(100), want.CellCount)
 	require.Equal(t, 100*DataSize(kv("r000", "q", 1, 1, "value")), want.DataSize)
 	perCell := want.HeapSize / 100
-	require.Equal(t, kvStructSize+btreeEntryOverhead+int64(len("r000f")+len("q")+len("value")), perCell)
+	require.Equal(t, cellSlotSize+btreeEntryOverhead+int64(len("r000f")+len("q")+len("value")), perCell)
 
 	snap := ms.Snapshot()
 	require.Equal(t, want, snap.Segment.Size())

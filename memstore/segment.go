@@ -23,9 +23,9 @@ const btreeDegree = 32
 
 // Heap accounting constants.
 const (
-	// kvStructSize is the size of a cell's slab slot: its KeyValue header
+	// cellSlotSize is the size of a cell's slab slot: its KeyValue header
 	// and its column or list node.
-	kvStructSize = int64(unsafe.Sizeof(cell{}))
+	cellSlotSize = int64(unsafe.Sizeof(cell{}))
 	// btreeEntryOverhead estimates the memory of a cell that starts a
 	// column, beyond its slot: its share of the B-tree, a 32-byte entry in a
 	// node's items slice at the 50% (sequential inserts) to ~75% (random
@@ -43,8 +43,9 @@ type Size struct {
 	// (HBase's KeyValueUtil.length). Flush thresholds compare against it.
 	DataSize int64
 	// HeapSize estimates the memory the cells hold: each cell's bytes, its
-	// KeyValue header and its share of the B-tree. It does not count the free
-	// tail of the arena's current chunk (at most 2 MiB per segment).
+	// slab slot (KeyValue header and list node) and, for a cell that starts
+	// a column, its share of the B-tree. It does not count the free tail of
+	// the arena's current chunk (at most 2 MiB per segment).
 	HeapSize int64
 	// CellCount is the number of distinct cells.
 	CellCount int64
@@ -414,7 +415,7 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	// Copy outside the lock: the arena reserves space with an atomic add.
 	slot := s.arena.copyKV(kv)
 	c := &slot.kv
-	d := Size{DataSize: DataSize(kv), HeapSize: kvStructSize + int64(payloadLen(kv))}
+	d := Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv))}
 
 	s.mu.Lock()
 	if s.frozen.Load() {
