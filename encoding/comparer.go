@@ -134,6 +134,31 @@ func (c *Comparer) CompareColumns(a, b *KeyValue) int {
 	return c.compareColumns(a.Family, a.Qualifier, a.Type, len(a.Qualifier), b.Family, b.Qualifier, b.Type, len(b.Qualifier))
 }
 
+// CompareVersions compares two cells of one column (the same row, family
+// and qualifier) as CompareKeyValues orders them, without reading those:
+// the newer timestamp first, then the larger type, then the larger sequence
+// id. The order is the same under every comparer.
+func CompareVersions(a, b *KeyValue) int {
+	switch {
+	case a.Timestamp != b.Timestamp:
+		if a.Timestamp > b.Timestamp {
+			return -1
+		}
+		return 1
+	case a.Type != b.Type:
+		if a.Type > b.Type {
+			return -1
+		}
+		return 1
+	case a.SeqNum != b.SeqNum:
+		if a.SeqNum > b.SeqNum {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
 func (c *Comparer) compareColumns(af, aq []byte, at Type, aql int, bf, bq []byte, bt Type, bql int) int {
 	// A key with empty family and qualifier and type Minimum is "last on row".
 	if len(af)+aql == 0 && at == TypeMinimum {

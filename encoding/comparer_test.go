@@ -177,3 +177,23 @@ func TestSortByComparer(t *testing.T) {
 		require.LessOrEqual(t, InnerStoreComparer.CompareKeys(kvs[i-1].Key(), kvs[i].Key()), 0)
 	}
 }
+
+// TestCompareVersions: for cells of one column, CompareVersions orders as
+// CompareKeyValues does under every comparer.
+func TestCompareVersions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	types := []Type{TypePut, TypeDelete, TypeDeleteColumn, TypeDeleteFamily, TypeDeleteFamilyVersion}
+	cell := func(row string) *KeyValue {
+		return kv(row, "f", "q", int64(rng.IntN(3)), types[rng.IntN(len(types))], SeqNum(rng.IntN(3)))
+	}
+	for _, c := range []*Comparer{InnerStoreComparer, DefaultComparer, MetaComparer} {
+		row := "r"
+		if c.IsMeta() {
+			row = "t,r,1"
+		}
+		for range 500 {
+			a, b := cell(row), cell(row)
+			require.Equal(t, sign(c.CompareKeyValues(a, b)), sign(CompareVersions(a, b)), "%s vs %s under %s", a, b, c.Name)
+		}
+	}
+}

@@ -387,7 +387,7 @@ func (s *SegmentScanner) collect(e entry) bool {
 			continue
 		}
 		if s.from != nil {
-			if compareVersions(v.kv.Load(), s.from) < 0 {
+			if encoding.CompareVersions(v.kv.Load(), s.from) < 0 {
 				continue
 			}
 			s.from = nil // the rest of the list sorts after it
@@ -412,7 +412,7 @@ func (s *SegmentScanner) collectBackward(e entry) bool {
 			continue
 		}
 		kv := v.kv.Load()
-		if s.from != nil && compareVersions(kv, s.from) > 0 {
+		if s.from != nil && encoding.CompareVersions(kv, s.from) > 0 {
 			break // so does the rest of the list
 		}
 		if s.skipPivot && kv.SeqNum == math.MaxUint64 && s.cmp.CompareKeyValues(kv, &s.pivot) == 0 {

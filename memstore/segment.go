@@ -249,30 +249,6 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 	}
 }
 
-// compareVersions orders two cells of one column: newer timestamp first,
-// then the larger type, then the larger sequence id. It is the comparer's
-// order for cells that share row, family and qualifier.
-func compareVersions(a, b *encoding.KeyValue) int {
-	switch {
-	case a.Timestamp != b.Timestamp:
-		if a.Timestamp > b.Timestamp {
-			return -1
-		}
-		return 1
-	case a.Type != b.Type:
-		if a.Type > b.Type {
-			return -1
-		}
-		return 1
-	case a.SeqNum != b.SeqNum:
-		if a.SeqNum > b.SeqNum {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
 // learnSkipAt is the number of cells after which a segment picks its skip
 // prefix: the common prefix of the smallest and largest rows so far, cut to
 // leave 8 bytes of each inline.
@@ -502,7 +478,7 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *v
 	var prev *version
 	next := col.head.Load()
 	for next != nil {
-		r := compareVersions(next.kv.Load(), c)
+		r := encoding.CompareVersions(next.kv.Load(), c)
 		if r == 0 {
 			next.kv.Store(c)
 			return false
