@@ -333,7 +333,15 @@ func (c *LRU[V]) shardIndex(k Key) int {
 // single-access block to multi-access. A Referenced block comes with a
 // reference for the caller, who drops it with Unref when done. Get takes
 // only k's shard lock and does not allocate.
-func (c *LRU[V]) Get(k Key) (V, bool) {
+func (c *LRU[V]) Get(k Key) (V, bool) { return c.get(k, true) }
+
+// GetIfCached is Get for a caller that may not read the block when it is
+// not cached (a point read whose bloom filter, asked only then, may rule the
+// block out): a hit counts as Get's does, a miss is not counted at all. A
+// caller that then reads the block calls Get, which counts the miss.
+func (c *LRU[V]) GetIfCached(k Key) (V, bool) { return c.get(k, false) }
+
+func (c *LRU[V]) get(k Key, countMiss bool) (V, bool) {
 	s := c.shardFor(k)
 	if !s.mu.TryLock() {
 		s.mu.Lock()
@@ -341,9 +349,11 @@ func (c *LRU[V]) Get(k Key) (V, bool) {
 	}
 	e := s.m[k]
 	if e == nil {
-		s.misses++
-		if c.tinyLFU {
-			s.sk.add(keyHash(k), s.count)
+		if countMiss {
+			s.misses++
+			if c.tinyLFU {
+				s.sk.add(keyHash(k), s.count)
+			}
 		}
 		s.mu.Unlock()
 		var zero V

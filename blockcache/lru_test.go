@@ -54,6 +54,37 @@ func TestPriorityAndPromotion(t *testing.T) {
 	checkInvariants(t, c)
 }
 
+// TestGetIfCached: GetIfCached counts and promotes a hit as Get does, and
+// counts nothing for a block that is not cached (its caller may not read it).
+func TestGetIfCached(t *testing.T) {
+	for _, policy := range []Policy{PolicyLRU, PolicyTinyLFU} {
+		t.Run(policy.String(), func(t *testing.T) {
+			o := testOptions(1 << 20)
+			o.Policy = policy
+			c := newTestLRU(t, o)
+			k := Key{File: 1, Offset: 0}
+			require.True(t, c.Add(k, block(c, 1000, 7), KindData, false))
+			for i := 0; i < 3; i++ {
+				_, ok := c.GetIfCached(Key{File: 1, Offset: 100})
+				require.False(t, ok)
+			}
+			st := c.Stats()
+			require.EqualValues(t, 0, st.MissCount, "a block not cached is not a miss")
+			require.EqualValues(t, 0, st.HitCount)
+			v, ok := c.GetIfCached(k)
+			require.True(t, ok)
+			require.Equal(t, 7, v.id)
+			st = c.Stats()
+			require.EqualValues(t, 1, st.HitCount)
+			require.EqualValues(t, 1000, st.MultiSize, "a hit promotes as Get's does")
+			_, ok = c.Get(Key{File: 1, Offset: 100})
+			require.False(t, ok)
+			require.EqualValues(t, 1, c.Stats().MissCount, "Get still counts the miss")
+			checkInvariants(t, c)
+		})
+	}
+}
+
 // fill adds n blocks of charge 1000 at offsets base, base+1, ... with the
 // given priority (multi: added then hit once), oldest first.
 func fill(t *testing.T, c *LRU[*testBlock], base, n int, p priority) []Key {

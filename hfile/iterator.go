@@ -300,12 +300,71 @@ func (it *Iterator) SeekTo(key encoding.Key) (int, error) {
 	if !found {
 		return encoding.SeekPrecedesFile, nil
 	}
-	return it.loadAndSeek(off, size, next, key, true)
+	return it.loadAndSeek(off, size, next, key, true, nil)
 }
 
-func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool) (int, error) {
+// SeekToRow is SeekTo for a point read of p.Row, key being a key of that
+// row: it asks the file's blooms (Reader.MayContainGet) only when the data
+// block key falls in is not cached. A bloom check saves a block read; a
+// cached block needs none, and seeking in it costs about what the bloom
+// check does, which for a row the file holds is wasted. skipped reports
+// that the blooms ruled the row out: the iterator is then unpositioned.
+//
+// A store with one file is where this pays: with several, the blooms of
+// the files without the row save their index lookups too.
+func (it *Iterator) SeekToRow(key encoding.Key, p *RowProbe) (res int, skipped bool, err error) {
+	if it.err != nil {
+		return 0, false, it.err
+	}
+	it.positioned, it.counted = false, false
+	off, size, next, found, err := it.r.lookupDataBlock(key)
+	if err != nil {
+		return 0, false, it.fail(err)
+	}
+	var b *Block
+	if found {
+		if b, err = it.cachedBlock(off); err != nil {
+			return 0, false, it.fail(err)
+		}
+	}
+	if b == nil {
+		ok, err := it.r.MayContainGet(p)
+		if err != nil {
+			return 0, false, it.fail(err)
+		}
+		if !ok {
+			return 0, true, nil
+		}
+	}
+	if !found {
+		// key precedes the first index key; the row's cells may still
+		// start the file.
+		return encoding.SeekPrecedesFile, false, nil
+	}
+	res, err = it.loadAndSeek(off, size, next, key, true, b)
+	return res, false, err
+}
+
+// cachedBlock returns the data block at off if the iterator holds it or the
+// cache does, else nil; a block not cached is not counted as a miss.
+func (it *Iterator) cachedBlock(off int64) (*Block, error) {
+	switch {
+	case it.blk != nil && it.blk.Offset == off:
+		return it.blk, nil
+	case it.other != nil && it.other.Offset == off:
+		return it.other, nil
+	}
+	return it.r.cachedDataBlock(off)
+}
+
+// loadAndSeek seeks to key in the data block at off: b, if it is not nil
+// (a block cachedBlock returned), else the block dataBlock loads.
+func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool, b *Block) (int, error) {
 	if it.blk == nil || it.blk.Offset != off {
-		b, err := it.dataBlock(off, size)
+		var err error
+		if b == nil {
+			b, err = it.dataBlock(off, size)
+		}
 		if err != nil {
 			return 0, it.fail(err)
 		}

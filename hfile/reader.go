@@ -44,6 +44,14 @@ type RefCountingCache interface {
 	CountsBlockRefs() bool
 }
 
+// CachePeeker is implemented by a Cache that can look a block up without
+// counting a miss when it is not there: GetCachedBlock returns what GetBlock
+// would, but a block not found counts nothing, because the caller may then
+// decide not to read it (Iterator.SeekToRow asks the blooms only on a miss).
+type CachePeeker interface {
+	GetCachedBlock(file uint64, offset int64) *Block
+}
+
 // ReaderOptions configures a Reader.
 type ReaderOptions struct {
 	// Cache, if set, is consulted before every block read.
@@ -66,8 +74,10 @@ type Reader struct {
 	size int64
 	name string
 	opts ReaderOptions
-	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one.
+	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one;
+	// peeker as a CachePeeker.
 	admitter DataBlockAdmitter
+	peeker   CachePeeker
 	// shareBlocks is set if opts.Cache is a RefCountingCache: data blocks
 	// read to be cached are then shared (see pool.go).
 	shareBlocks bool
@@ -153,6 +163,7 @@ func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
 func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{f: f, size: size, name: name, opts: opts}
 	r.admitter, _ = opts.Cache.(DataBlockAdmitter)
+	r.peeker, _ = opts.Cache.(CachePeeker)
 	if rc, ok := opts.Cache.(RefCountingCache); ok {
 		r.shareBlocks = rc.CountsBlockRefs()
 	}
@@ -588,6 +599,26 @@ func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 	if err != nil {
 		return nil, err
 	}
+	return r.checkedDataBlock(b, off, hit)
+}
+
+// cachedDataBlock returns the data block at off as dataBlock does if the
+// cache holds it, else nil, counting no miss (see CachePeeker): nil also
+// when the cache cannot look a block up that way.
+func (r *Reader) cachedDataBlock(off int64) (*Block, error) {
+	if r.peeker == nil {
+		return nil, nil
+	}
+	b := r.peeker.GetCachedBlock(r.opts.FileID, off)
+	if b == nil {
+		return nil, nil
+	}
+	return r.checkedDataBlock(b, off, true)
+}
+
+// checkedDataBlock checks b, the data block read at off or found in the
+// cache (hit), and gives a cached one its RestartIndex.
+func (r *Reader) checkedDataBlock(b *Block, off int64, hit bool) (*Block, error) {
 	if err := r.checkDataBlock(b, off); err != nil {
 		b.release()
 		return nil, err
@@ -702,6 +733,31 @@ func (r *Reader) loadBloomChunk(off int64, size int32) ([]byte, error) {
 		return nil, r.corruptf(off, "bloom index points at a %s block", b.Type)
 	}
 	return b.Data, nil
+}
+
+// RowProbe is what a point read of one row asks a file's bloom filters:
+// the row, and the family and qualifier when the read names one column
+// (nil Qualifier: the whole row).
+type RowProbe struct {
+	Row, Family, Qualifier []byte
+}
+
+// MayContainGet reports whether a point read of p could find anything in
+// the file: cells of p's row (of its column, with a ROWCOL bloom and a
+// qualifier), or a DeleteFamily marker of the row, which the delete-family
+// bloom answers for. Errors are as MayContainRow's.
+func (r *Reader) MayContainGet(p *RowProbe) (bool, error) {
+	var ok bool
+	var err error
+	if p.Qualifier != nil {
+		ok, err = r.MayContainRowCol(p.Row, p.Family, p.Qualifier)
+	} else {
+		ok, err = r.MayContainRow(p.Row)
+	}
+	if err != nil || ok {
+		return ok, err
+	}
+	return r.MayContainDeleteFamily(p.Row)
 }
 
 // MayContainRow reports whether the file may hold cells of row. It is false

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/regionkv/regionkv/blockcache"
+	"github.com/regionkv/regionkv/blockcache/hfileadapter"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/hfile"
@@ -433,6 +435,83 @@ func TestBloomSkipsFilesOnGet(t *testing.T) {
 	require.GreaterOrEqual(t, without, int64(600))
 	// The bloom chunks once each, and a data block per false positive (~1%).
 	require.Less(t, withBloom, int64(30))
+}
+
+// TestBloomDeferredInOneFileStore: in a store of one file, a Get asks the
+// bloom only when its data block is not cached. An absent row still reads
+// no data block when none is cached, and a Get whose block is cached makes
+// the lookups of a family without a bloom, no more.
+func TestBloomDeferredInOneFileStore(t *testing.T) {
+	write := func(t *testing.T, r *Region) {
+		for i := 0; i < 500; i++ {
+			require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%03d", i))).Add(fam, b("q"), make([]byte, 100))))
+		}
+		require.NoError(t, r.Flush())
+		require.Len(t, r.Store("f").Files(), 1)
+	}
+	t.Run("uncached", func(t *testing.T) {
+		cache := newMapCache()
+		cache.noData = true
+		r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f"}}, DisableAutoCompaction: true, BlockCache: cache})
+		require.NoError(t, err)
+		defer r.Close()
+		write(t, r)
+		f := r.Store("f").Files()[0]
+		before := f.Reader.BlocksRead()
+		for i := 0; i < 200; i++ {
+			res, err := r.Get(NewGet(b(fmt.Sprintf("r%03dx", i))))
+			require.NoError(t, err)
+			require.True(t, res.IsEmpty())
+		}
+		// The bloom chunk once, and a data block per false positive (~1%).
+		require.Less(t, f.Reader.BlocksRead()-before, int64(10))
+		res, err := r.Get(NewGet(b("r007")))
+		require.NoError(t, err)
+		require.Len(t, res.Cells, 1)
+	})
+	// lookups returns the cache lookups of Gets of present rows and of absent
+	// ones, once a scan has cached every block. (The first row is left out:
+	// its Get seeks before the first index key, and asks the bloom.)
+	lookups := func(t *testing.T, noBloom bool) (present, absent int64) {
+		bo := blockcache.DefaultOptions()
+		require.NoError(t, bo.SetConfig("hfile.block.cache.size", "8m"))
+		c, err := hfileadapter.New(bo)
+		require.NoError(t, err)
+		defer c.Close()
+		r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f", NoBloom: noBloom}},
+			DisableAutoCompaction: true, BlockCache: c})
+		require.NoError(t, err)
+		defer r.Close()
+		write(t, r)
+		sc, err := r.NewScanner(&Scan{})
+		require.NoError(t, err)
+		for {
+			res, err := sc.Next()
+			require.NoError(t, err)
+			if res == nil {
+				break
+			}
+		}
+		sc.Close()
+		count := func(row func(int) string, found bool) int64 {
+			st := c.Stats()
+			for i := 1; i < 500; i++ {
+				res, err := r.Get(NewGet(b(row(i))))
+				require.NoError(t, err)
+				require.Equal(t, found, !res.IsEmpty(), row(i))
+			}
+			after := c.Stats()
+			require.Equal(t, st.MissCount, after.MissCount, "every block is cached")
+			return after.HitCount - st.HitCount
+		}
+		return count(func(i int) string { return fmt.Sprintf("r%03d", i) }, true),
+			count(func(i int) string { return fmt.Sprintf("r%03dx", i) }, false)
+	}
+	withBloom, withBloomAbsent := lookups(t, false)
+	without, withoutAbsent := lookups(t, true)
+	require.Equal(t, without, withBloom, "a Get of a cached block does not ask the bloom")
+	require.Equal(t, withoutAbsent, withBloomAbsent)
+	require.GreaterOrEqual(t, without, int64(499))
 }
 
 // mapCache is an unbounded hfile.Cache for tests.

@@ -73,6 +73,8 @@ var fileIDs atomic.Uint64
 // (HBase's HStore).
 type Store struct {
 	name string // the family's name, fixed for the store's life
+	// family is name as bytes, for bloom probes.
+	family []byte
 	// opts are the family's options. Region.ModifyFamily replaces them
 	// whole; a flush, compaction or read takes them once (options) and
 	// works with that one version throughout.
@@ -148,7 +150,7 @@ type storeEnv struct {
 
 func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 	fs := env.fs
-	s := &Store{name: opts.Name, dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
+	s := &Store{name: opts.Name, family: []byte(opts.Name), dir: dir, fs: fs, cmp: env.cmp, mem: memstore.New(env.cmp), cache: env.cache,
 		log: env.log, bloomErrorRate: env.bloomErrorRate, hbaseNames: env.hbaseNames}
 	s.opts.Store(&opts)
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {
@@ -310,14 +312,19 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 		order--
 	}
 	clear(rd.segs)
+	// A point read asks each file's blooms before opening a scanner on it,
+	// except in a store of one file: there the scanner asks only if the
+	// block its seek lands in is not cached (see hfile.Iterator.SeekToRow).
+	probe := hfile.RowProbe{Row: row, Family: s.family, Qualifier: qualifier}
+	deferBloom := row != nil && len(files) == 1
 	n := 0
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
 		if row != nil && f.ref != nil && !f.ref.contains(row) {
 			continue // the row is in the parent's other half
 		}
-		if row != nil {
-			ok, err := s.mayContain(f, row, qualifier)
+		if row != nil && !deferBloom {
+			ok, err := f.Reader.MayContainGet(&probe)
 			if err != nil {
 				for _, o := range out {
 					o.Close()
@@ -331,6 +338,9 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 		fs := &rd.fscs[n]
 		n++
 		fs.Reset(f.Reader, readPoint, int64(i), cacheBlocks)
+		if deferBloom {
+			fs.SetRowProbe(probe)
+		}
 		if f.ref != nil {
 			fs.SetRowBounds(f.ref.lo, f.ref.hi)
 		}
@@ -341,22 +351,6 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 	}
 	rd.kvs = out
 	return out, nil
-}
-
-// mayContain asks f's blooms whether a Get of row (and qualifier, if not
-// nil) could find anything in it, delete-family markers included.
-func (s *Store) mayContain(f *StoreFile, row, qualifier []byte) (bool, error) {
-	var ok bool
-	var err error
-	if qualifier != nil {
-		ok, err = f.Reader.MayContainRowCol(row, []byte(s.name), qualifier)
-	} else {
-		ok, err = f.Reader.MayContainRow(row)
-	}
-	if err != nil || ok {
-		return ok, err
-	}
-	return f.Reader.MayContainDeleteFamily(row)
 }
 
 // flushSnapshot writes the memstore snapshot to a new store file and

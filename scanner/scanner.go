@@ -130,6 +130,10 @@ type StoreFileScanner struct {
 	loKey, hiKey encoding.Key
 	hasLo, hasHi bool
 	pastHi       bool
+
+	// probe, if hasProbe, is the point read the next Seek is for (SetRowProbe).
+	probe    hfile.RowProbe
+	hasProbe bool
 }
 
 // NewStoreFileScanner returns an unpositioned scanner of r; call Seek first.
@@ -163,6 +167,15 @@ func (s *StoreFileScanner) SetRowBounds(lo, hi []byte) {
 	if s.hasHi {
 		s.hiKey = encoding.FirstOnRow(s.hiKey[:0], hi)
 	}
+}
+
+// SetRowProbe makes the next Seek the seek of a point read of p's row
+// (the key must be in that row): it asks the file's blooms only if the
+// block it lands in is not cached (hfile.Iterator.SeekToRow), and leaves
+// the scanner exhausted if they rule the row out. A store that checks the
+// blooms itself before opening the scanner does not call it.
+func (s *StoreFileScanner) SetRowProbe(p hfile.RowProbe) {
+	s.probe, s.hasProbe = p, true
 }
 
 // AtUpperBound reports whether a forward move stopped at the upper row
@@ -266,6 +279,16 @@ func (s *StoreFileScanner) Next() error {
 
 func (s *StoreFileScanner) Seek(k encoding.Key) error {
 	s.hasHint = false
+	if s.hasProbe {
+		s.hasProbe = false
+		res, skipped, err := s.it.SeekToRow(s.clampLo(k), &s.probe)
+		s.probe = hfile.RowProbe{}
+		if skipped && err == nil {
+			s.seeked, s.valid = true, false
+			return nil
+		}
+		return s.afterSeek(res, err)
+	}
 	res, err := s.it.SeekTo(s.clampLo(k))
 	return s.afterSeek(res, err)
 }

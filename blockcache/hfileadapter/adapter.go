@@ -43,6 +43,14 @@ func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 	return b
 }
 
+// GetCachedBlock is GetBlock, except that a block not cached is not
+// counted as a miss (see blockcache.LRU.GetIfCached). It implements
+// hfile.CachePeeker and does not allocate.
+func (c Cache) GetCachedBlock(file uint64, offset int64) *hfile.Block {
+	b, _ := c.GetIfCached(blockcache.Key{File: file, Offset: offset})
+	return b
+}
+
 // AdmitsDataBlock reports whether the cache's admission policy would take
 // the data block at (file, offset) now (always with LRU; AdaptiveLRU skips
 // by offset, TinyLFU by frequency); the reader asks after a miss and before
