@@ -346,9 +346,11 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		cells := sc.cells[:0]
 		sc.carvedCells = 0 // (a row dropped below leaves nothing in res)
 		for _, ss := range sc.stores {
-			pr := ss.PeekRow()
-			if pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
-				continue
+			if len(sc.stores) > 1 {
+				// (One store is at the row: it is the one row came from.)
+				if pr := ss.PeekRow(); pr == nil || sc.r.cmp.CompareRows(pr, row) != 0 {
+					continue
+				}
 			}
 			n := len(cells)
 			var err error
@@ -384,6 +386,9 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 // applyStoreLimits keeps, of the family's cells cells[from:], StoreLimit
 // cells after skipping StoreOffset.
 func applyStoreLimits(cells []*encoding.KeyValue, from, offset, limit int) []*encoding.KeyValue {
+	if offset <= 0 && limit <= 0 {
+		return cells
+	}
 	fam := cells[from:]
 	if offset > 0 {
 		if offset >= len(fam) {
