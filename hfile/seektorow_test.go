@@ -1,0 +1,141 @@
+package hfile
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/stretchr/testify/require"
+)
+
+// dataCache caches data blocks only, so that every bloom check reads its
+// chunk from the file: a test counts bloom checks by BlocksRead. It is a
+// CachePeeker, and counts the misses of GetBlock.
+type dataCache struct {
+	m      map[int64]*Block
+	misses int
+}
+
+func (c *dataCache) GetBlock(_ uint64, off int64) *Block {
+	b := c.m[off]
+	if b == nil {
+		c.misses++
+	}
+	return b
+}
+
+func (c *dataCache) GetCachedBlock(_ uint64, off int64) *Block { return c.m[off] }
+
+func (c *dataCache) CacheBlock(_ uint64, off int64, b *Block, _ bool) {
+	if b.Type.IsData() {
+		c.m[off] = b
+	}
+}
+
+// TestSeekToRow: SeekToRow asks the bloom only when the block its key falls
+// in is not cached, skips a row the bloom rules out without reading or
+// counting a data block, and otherwise seeks as SeekTo does.
+func TestSeekToRow(t *testing.T) {
+	row := func(i int) []byte { return []byte(fmt.Sprintf("%06d", i)) }
+	var kvs []*encoding.KeyValue
+	for i := 0; i < 1000; i += 2 { // even rows only
+		kvs = append(kvs, &encoding.KeyValue{Row: row(i), Family: []byte("f"), Qualifier: []byte("q"),
+			Timestamp: 1, Type: encoding.TypePut, Value: make([]byte, 50)})
+	}
+	data := buildFile(t, kvs, WriterOptions{BlockSize: 1024, Encoding: encoding.EncodingFastDiff, BloomType: BloomRow})
+	open := func(t *testing.T) (*Reader, *dataCache) {
+		c := &dataCache{m: map[int64]*Block{}}
+		r, err := Open(bytes.NewReader(data), int64(len(data)), t.Name(), ReaderOptions{Cache: c})
+		require.NoError(t, err)
+		require.EqualValues(t, 1, r.trailer.NumDataIndexLevels, "a root index only: a seek reads no index block")
+		return r, c
+	}
+	seek := func(t *testing.T, it *Iterator, i int) (int, bool) {
+		res, skipped, err := it.SeekToRow(encoding.FirstOnRow(nil, row(i)), &RowProbe{Row: row(i), Family: []byte("f")})
+		require.NoError(t, err)
+		return res, skipped
+	}
+
+	t.Run("uncached", func(t *testing.T) {
+		r, c := open(t)
+		it := r.NewIterator(true)
+		skipped, falsePositives := 0, 0
+		for i := 1; i < 999; i += 2 {
+			before := r.BlocksRead()
+			_, skip := seek(t, it, i)
+			switch read := r.BlocksRead() - before; {
+			case skip:
+				skipped++
+				require.EqualValues(t, 1, read, "row %d: the bloom chunk, and no data block", i)
+			case read == 2:
+				falsePositives++ // the chunk, then the block
+			default:
+				// The block a false positive read before: cached, so the
+				// bloom is not asked.
+				require.EqualValues(t, 0, read, "row %d", i)
+			}
+			it.Close()
+			it = r.NewIterator(true)
+		}
+		require.Greater(t, skipped, 480, "the bloom rules out almost every absent row")
+		// Every bloom check misses its chunk (it is never cached); a false
+		// positive then misses its block. A skipped row misses nothing else.
+		require.Equal(t, skipped+2*falsePositives, c.misses, "a row the bloom rules out counts no data block miss")
+	})
+
+	t.Run("present", func(t *testing.T) {
+		// A present row, nothing cached: the bloom, then the block, and the
+		// iterator is on the row.
+		r, _ := open(t)
+		it := r.NewIterator(true)
+		before := r.BlocksRead()
+		res, skip := seek(t, it, 500)
+		require.False(t, skip)
+		require.Equal(t, encoding.SeekBefore, res)
+		ok, err := it.Next()
+		require.NoError(t, err)
+		require.True(t, ok)
+		requireCell(t, kvs[250], it, false)
+		require.EqualValues(t, 2, r.BlocksRead()-before)
+	})
+
+	t.Run("cached", func(t *testing.T) {
+		r, c := open(t)
+		it := r.NewIterator(true)
+		for ok, err := it.First(); ok || err != nil; ok, err = it.Next() {
+			require.NoError(t, err)
+		}
+		it.Close()
+		before, misses := r.BlocksRead(), c.misses
+		for i := 1; i < 999; i++ {
+			it := r.NewIterator(true)
+			res, skip := seek(t, it, i)
+			require.False(t, skip, "row %d: a cached block is searched, the bloom is not asked", i)
+			if res == encoding.SeekBefore {
+				ok, err := it.Next()
+				require.NoError(t, err)
+				require.True(t, ok)
+			}
+			// On the first cell at or after the row: the row itself if present.
+			var got encoding.KeyValue
+			it.KeyValue(&got)
+			want := kvs[(i+1)/2]
+			require.Equal(t, string(want.Row), string(got.Row), "row %d", i)
+			it.Close()
+		}
+		require.EqualValues(t, 0, r.BlocksRead()-before, "no bloom chunk and no block read")
+		require.Equal(t, misses, c.misses)
+	})
+
+	t.Run("before the file", func(t *testing.T) {
+		r, _ := open(t)
+		it := r.NewIterator(true)
+		// The first row precedes the first index key as a first-on-row key:
+		// the bloom is asked, says the row may be there, and the seek
+		// reports the key precedes the file.
+		res, skip := seek(t, it, 0)
+		require.False(t, skip)
+		require.Equal(t, encoding.SeekPrecedesFile, res)
+	})
+}
