@@ -64,7 +64,7 @@ func checkInvariants(t testing.TB, c *LRU[*testBlock]) {
 			for e := l.root.next; e != &l.root; e = e.next {
 				require.Equal(t, priority(p), e.prio)
 				require.Same(t, e, s.m[e.key], "listed entry not in map")
-				require.Equal(t, e.value.MemSize()+c.entryOverhead, e.charge)
+				require.Equal(t, e.value.MemSize()+c.entryOverhead+e.extra, e.charge)
 				require.Same(t, e, e.next.prev)
 				bytes += e.charge
 				n++

@@ -87,7 +87,8 @@ type entry[V Value] struct {
 	key        Key
 	value      V
 	ref        Referenced // value as a Referenced, nil if it is not one
-	charge     int64      // value.MemSize() + entry overhead
+	charge     int64      // value.MemSize() + entry overhead + extra
+	extra      int64      // what Recharge added
 	prev, next *entry[V]
 	prio       priority
 	kind       Kind
@@ -386,6 +387,29 @@ func (c *LRU[V]) get(k Key, countMiss bool) (V, bool) {
 	}
 	s.mu.Unlock()
 	return v, true
+}
+
+// Recharge adds delta bytes to the charge of v, cached under k, for memory
+// the value came to keep alive after it was cached (a data block's restart
+// index, built on its first hit). It does nothing if k is not cached or is
+// cached with another value, and it counts no hit. A cache pushed past its
+// acceptable size by it evicts as after an Add.
+func (c *LRU[V]) Recharge(k Key, v V, delta int64) {
+	s := c.shardFor(k)
+	s.mu.Lock()
+	e := s.m[k]
+	if e == nil || any(e.value) != any(v) {
+		s.mu.Unlock()
+		return
+	}
+	e.charge += delta
+	e.extra += delta
+	s.bytes[e.prio] += delta
+	newSize := c.size.Add(delta)
+	s.mu.Unlock()
+	if newSize > c.acceptableSize {
+		c.wakeEviction()
+	}
 }
 
 // Contains reports whether k is cached, without counting or touching it.

@@ -85,6 +85,28 @@ func TestGetIfCached(t *testing.T) {
 	}
 }
 
+// TestRecharge: Recharge adds to a cached value's charge, which leaves the
+// cache with it; a key not cached, or cached with another value, is left
+// alone.
+func TestRecharge(t *testing.T) {
+	c := newTestLRU(t, testOptions(1<<20))
+	k := Key{File: 1, Offset: 0}
+	v := block(c, 1000, 1)
+	require.True(t, c.Add(k, v, KindData, false))
+	before := c.Stats().Size
+	c.Recharge(k, v, 300)
+	st := c.Stats()
+	require.EqualValues(t, before+300, st.Size)
+	require.EqualValues(t, 1300, st.SingleSize)
+	require.EqualValues(t, 0, st.HitCount, "a recharge is not a hit")
+	c.Recharge(k, block(c, 1000, 2), 500)                       // another value under k
+	c.Recharge(Key{File: 2, Offset: 0}, block(c, 1000, 3), 500) // not cached
+	require.EqualValues(t, before+300, c.Stats().Size)
+	checkInvariants(t, c)
+	require.Equal(t, 1, c.EvictFile(1))
+	require.EqualValues(t, 0, c.Stats().Size, "eviction frees the recharged bytes too")
+}
+
 // fill adds n blocks of charge 1000 at offsets base, base+1, ... with the
 // given priority (multi: added then hit once), oldest first.
 func fill(t *testing.T, c *LRU[*testBlock], base, n int, p priority) []Key {

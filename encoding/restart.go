@@ -1,6 +1,9 @@
 package encoding
 
-import "sort"
+import (
+	"sort"
+	"unsafe"
+)
 
 // RestartInterval is the number of cells between two samples of a
 // RestartIndex. A point seek then decodes fewer than this many cells after
@@ -10,7 +13,7 @@ import "sort"
 // header and of its memstore timestamp after the value, about 150 ns on a
 // block in main memory, while the samples' keys sit together and compare in
 // a few ns each: so 4, not 16. The index costs about 70 bytes per sample
-// (700 for such a block; it is not charged to the block cache). Measured on
+// (700 for such a block, which the block cache charges to it). Measured on
 // a 300k-row table of those cells, every block cached, CPU per Get, median
 // of 6 alternating runs: 5,902 ns with 16, 5,457 with 8, 4,913 with 4.
 const RestartInterval = 4
@@ -31,6 +34,15 @@ type RestartIndex struct {
 	cells []cellState
 	keys  []byte
 	none  bool
+}
+
+// MemSize returns the bytes the index keeps alive, for cache accounting.
+func (x *RestartIndex) MemSize() int64 {
+	if x == nil {
+		return 0
+	}
+	const overhead = int64(unsafe.Sizeof(RestartIndex{})) + 16 // the struct and its allocation headers
+	return overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys))
 }
 
 // Len returns the number of samples.

@@ -248,7 +248,8 @@ type Block struct {
 	// restarts is the data block's RestartIndex, built by the first seek
 	// that finds the block in the cache (see Reader.dataBlock), or recorded
 	// by an Iterator that read the cached block through; nil until then,
-	// and always for blocks that are not cached.
+	// and always for blocks that are not cached. A cache that is a
+	// CacheRecharger charges it to the block when it is attached.
 	restarts atomic.Pointer[encoding.RestartIndex]
 }
 

@@ -656,7 +656,7 @@ func (it *Iterator) Next() (bool, error) {
 		return true, nil
 	}
 	if idx := it.seeker.TakeRestartIndex(); idx != nil {
-		it.blk.restarts.CompareAndSwap(nil, idx)
+		it.r.attachRestartIndex(it.blk, idx)
 	}
 	// Next data block, skipping inline index and bloom blocks.
 	off := it.blk.Offset + int64(it.blk.OnDiskSize)

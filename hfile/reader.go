@@ -52,6 +52,14 @@ type CachePeeker interface {
 	GetCachedBlock(file uint64, offset int64) *Block
 }
 
+// CacheRecharger is implemented by a Cache that can add to what a cached
+// block counts against its size: a data block's restart index, built after
+// the block was cached, is charged to it this way. RechargeBlock must do
+// nothing if b is no longer cached at (file, offset).
+type CacheRecharger interface {
+	RechargeBlock(file uint64, offset int64, b *Block, delta int64)
+}
+
 // ReaderOptions configures a Reader.
 type ReaderOptions struct {
 	// Cache, if set, is consulted before every block read.
@@ -76,8 +84,9 @@ type Reader struct {
 	opts ReaderOptions
 	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one;
 	// peeker as a CachePeeker.
-	admitter DataBlockAdmitter
-	peeker   CachePeeker
+	admitter  DataBlockAdmitter
+	peeker    CachePeeker
+	recharger CacheRecharger
 	// shareBlocks is set if opts.Cache is a RefCountingCache: data blocks
 	// read to be cached are then shared (see pool.go).
 	shareBlocks bool
@@ -164,6 +173,7 @@ func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, 
 	r := &Reader{f: f, size: size, name: name, opts: opts}
 	r.admitter, _ = opts.Cache.(DataBlockAdmitter)
 	r.peeker, _ = opts.Cache.(CachePeeker)
+	r.recharger, _ = opts.Cache.(CacheRecharger)
 	if rc, ok := opts.Cache.(RefCountingCache); ok {
 		r.shareBlocks = rc.CountsBlockRefs()
 	}
@@ -646,7 +656,15 @@ func (r *Reader) buildRestartIndex(b *Block) {
 		return
 	}
 	if idx, err := s.BuildRestartIndex(); err == nil {
-		b.restarts.CompareAndSwap(nil, idx)
+		r.attachRestartIndex(b, idx)
+	}
+}
+
+// attachRestartIndex gives b, a cached data block, idx as its RestartIndex
+// unless it has one already, and charges idx to the cache.
+func (r *Reader) attachRestartIndex(b *Block, idx *encoding.RestartIndex) {
+	if b.restarts.CompareAndSwap(nil, idx) && r.recharger != nil {
+		r.recharger.RechargeBlock(r.opts.FileID, b.Offset, b, idx.MemSize())
 	}
 }
 

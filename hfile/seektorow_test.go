@@ -139,3 +139,79 @@ func TestSeekToRow(t *testing.T) {
 		require.Equal(t, encoding.SeekPrecedesFile, res)
 	})
 }
+
+// rechargeCache is an unbounded cache that records what CacheRecharger
+// charges to each cached block.
+type rechargeCache struct {
+	m         map[int64]*Block
+	recharged map[int64]int64
+}
+
+func (c *rechargeCache) GetBlock(_ uint64, off int64) *Block { return c.m[off] }
+
+func (c *rechargeCache) CacheBlock(_ uint64, off int64, b *Block, _ bool) {
+	if c.m[off] == nil {
+		c.m[off] = b
+	}
+}
+
+func (c *rechargeCache) RechargeBlock(_ uint64, off int64, b *Block, delta int64) {
+	if c.m[off] == b {
+		c.recharged[off] += delta
+	}
+}
+
+// TestRestartIndexCharged: a data block's restart index, whether a scan
+// recorded it or a seek built it on the block's first hit, is charged to
+// the cache once, at its size.
+func TestRestartIndexCharged(t *testing.T) {
+	var kvs []*encoding.KeyValue
+	for i := 0; i < 500; i++ {
+		kvs = append(kvs, &encoding.KeyValue{Row: []byte(fmt.Sprintf("%06d", i)), Family: []byte("f"), Qualifier: []byte("q"),
+			Timestamp: 1, Type: encoding.TypePut, Value: make([]byte, 50)})
+	}
+	data := buildFile(t, kvs, WriterOptions{BlockSize: 1024, Encoding: encoding.EncodingFastDiff})
+	open := func(t *testing.T) (*Reader, *rechargeCache) {
+		c := &rechargeCache{m: map[int64]*Block{}, recharged: map[int64]int64{}}
+		r, err := Open(bytes.NewReader(data), int64(len(data)), t.Name(), ReaderOptions{Cache: c})
+		require.NoError(t, err)
+		return r, c
+	}
+	check := func(t *testing.T, c *rechargeCache) {
+		n := 0
+		for off, b := range c.m {
+			if !b.Type.IsData() {
+				continue
+			}
+			idx := b.restarts.Load()
+			require.NotNil(t, idx, "block at %d", off)
+			require.Positive(t, idx.MemSize())
+			require.Equal(t, idx.MemSize(), c.recharged[off], "block at %d", off)
+			n++
+		}
+		require.Greater(t, n, 10)
+	}
+	t.Run("recorded by a scan", func(t *testing.T) {
+		r, c := open(t)
+		for pass := 0; pass < 2; pass++ { // the second pass finds the indexes made
+			it := r.NewIterator(true)
+			for ok, err := it.First(); ok || err != nil; ok, err = it.Next() {
+				require.NoError(t, err)
+			}
+			it.Close()
+		}
+		check(t, c)
+	})
+	t.Run("built by a seek", func(t *testing.T) {
+		r, c := open(t)
+		for pass := 0; pass < 2; pass++ { // a miss, then the first hit builds
+			for _, kv := range kvs {
+				it := r.NewIterator(true)
+				_, err := it.SeekTo(kv.Key())
+				require.NoError(t, err)
+				it.Close()
+			}
+		}
+		check(t, c)
+	})
+}

@@ -51,6 +51,12 @@ func (c Cache) GetCachedBlock(file uint64, offset int64) *hfile.Block {
 	return b
 }
 
+// RechargeBlock adds delta bytes to the charge of b, cached at (file,
+// offset) (see blockcache.LRU.Recharge). It implements hfile.CacheRecharger.
+func (c Cache) RechargeBlock(file uint64, offset int64, b *hfile.Block, delta int64) {
+	c.Recharge(blockcache.Key{File: file, Offset: offset}, b, delta)
+}
+
 // AdmitsDataBlock reports whether the cache's admission policy would take
 // the data block at (file, offset) now (always with LRU; AdaptiveLRU skips
 // by offset, TinyLFU by frequency); the reader asks after a miss and before
