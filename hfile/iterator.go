@@ -310,8 +310,9 @@ func (it *Iterator) SeekTo(key encoding.Key) (int, error) {
 // check does, which for a row the file holds is wasted. skipped reports
 // that the blooms ruled the row out: the iterator is then unpositioned.
 //
-// A store with one file is where this pays: with several, the blooms of
-// the files without the row save their index lookups too.
+// A store with one file and nothing in its memstore is where this pays:
+// with several files, or rows written since the flush, the blooms of the
+// files without the row save their index lookups too.
 func (it *Iterator) SeekToRow(key encoding.Key, p *RowProbe) (res int, skipped bool, err error) {
 	if it.err != nil {
 		return 0, false, it.err

@@ -472,7 +472,7 @@ func TestBloomDeferredInOneFileStore(t *testing.T) {
 	// lookups returns the cache lookups of Gets of present rows and of absent
 	// ones, once a scan has cached every block. (The first row is left out:
 	// its Get seeks before the first index key, and asks the bloom.)
-	lookups := func(t *testing.T, noBloom bool) (present, absent int64) {
+	lookups := func(t *testing.T, noBloom bool) (present, absent, withMem int64) {
 		bo := blockcache.DefaultOptions()
 		require.NoError(t, bo.SetConfig("hfile.block.cache.size", "8m"))
 		c, err := hfileadapter.New(bo)
@@ -496,14 +496,22 @@ func TestBloomDeferredInOneFileStore(t *testing.T) {
 			require.Equal(t, st.MissCount, after.MissCount, "every block is cached")
 			return after.HitCount - st.HitCount
 		}
-		return count(func(i int) string { return fmt.Sprintf("r%03d", i) }, true),
-			count(func(i int) string { return fmt.Sprintf("r%03dx", i) }, false)
+		present = count(func(i int) string { return fmt.Sprintf("r%03d", i) }, true)
+		absent = count(func(i int) string { return fmt.Sprintf("r%03dx", i) }, false)
+		require.NoError(t, r.Put(NewPut(b("zzz")).Add(fam, b("q"), b("v"))))
+		_, err = r.Get(NewGet(b("r000"))) // brings the bloom chunk into the cache
+		require.NoError(t, err)
+		withMem = count(func(i int) string { return fmt.Sprintf("r%03d", i) }, true)
+		return present, absent, withMem
 	}
-	withBloom, withBloomAbsent := lookups(t, false)
-	without, withoutAbsent := lookups(t, true)
+	withBloom, withBloomAbsent, withBloomMem := lookups(t, false)
+	without, withoutAbsent, withoutMem := lookups(t, true)
 	require.Equal(t, without, withBloom, "a Get of a cached block does not ask the bloom")
 	require.Equal(t, withoutAbsent, withBloomAbsent)
 	require.GreaterOrEqual(t, without, int64(499))
+	// With a cell in the memstore the row may be one the file lacks: the
+	// bloom is asked first, one chunk lookup more per Get.
+	require.Equal(t, withoutMem+499, withBloomMem, "with memstore cells the bloom is asked first")
 }
 
 // mapCache is an unbounded hfile.Cache for tests.

@@ -313,10 +313,13 @@ func (s *Store) openReaders(rd *storeReaders, readPoint encoding.SeqNum, row, qu
 	}
 	clear(rd.segs)
 	// A point read asks each file's blooms before opening a scanner on it,
-	// except in a store of one file: there the scanner asks only if the
-	// block its seek lands in is not cached (see hfile.Iterator.SeekToRow).
+	// except in a store of one file and no memstore cells: there the
+	// scanner asks only if the block its seek lands in is not cached (see
+	// hfile.Iterator.SeekToRow). With cells in the memstore the row may be
+	// one written since the flush, which the file lacks; then the bloom
+	// spares the index lookup and the seek.
 	probe := hfile.RowProbe{Row: row, Family: s.family, Qualifier: qualifier}
-	deferBloom := row != nil && len(files) == 1
+	deferBloom := row != nil && len(files) == 1 && len(rd.mems) == 0
 	n := 0
 	for i := len(files) - 1; i >= 0; i-- {
 		f := files[i]
