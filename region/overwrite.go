@@ -113,7 +113,6 @@ func bloomKeys(f *StoreFile, t hfile.BloomType) int64 {
 // no more than the bytes of n that do it; and a version is superseded only
 // once maxVersions newer ones exist.
 func (s *Store) supersededShare(files []*StoreFile, maxVersions int) (superseded, total int64, _ error) {
-	family := []byte(s.name)
 	for i, o := range files {
 		size := o.Size()
 		total += size
@@ -132,7 +131,7 @@ func (s *Store) supersededShare(files []*StoreFile, maxVersions int) (superseded
 				var ok bool
 				var err error
 				if smp.bloom == hfile.BloomRowCol {
-					ok, err = o.Reader.MayContainRowCol(k.row, family, k.qualifier)
+					ok, err = o.Reader.MayContainRowCol(k.row, s.family, k.qualifier)
 				} else {
 					ok, err = o.Reader.MayContainRow(k.row)
 				}

@@ -391,10 +391,10 @@ func (r *Region) deleteCells(dst []encoding.KeyValue, d *Delete, now int64) ([]e
 	if len(d.Cells) == 0 {
 		// Delete the whole row: a DeleteFamily marker in every family.
 		for _, s := range r.storeSet().stores {
-			if err := r.checkRowAndFamily(d.Row, []byte(s.name)); err != nil {
+			if err := r.checkRowAndFamily(d.Row, s.family); err != nil {
 				return nil, err
 			}
-			dst = append(dst, encoding.KeyValue{Row: d.Row, Family: []byte(s.name), Timestamp: now, Type: encoding.TypeDeleteFamily})
+			dst = append(dst, encoding.KeyValue{Row: d.Row, Family: s.family, Timestamp: now, Type: encoding.TypeDeleteFamily})
 		}
 		return dst, nil
 	}
