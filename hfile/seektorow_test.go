@@ -140,23 +140,15 @@ func TestSeekToRow(t *testing.T) {
 	})
 }
 
-// rechargeCache is an unbounded cache that records what CacheRecharger
-// charges to each cached block.
+// rechargeCache is a mapCache that records what CacheRecharger charges to
+// each cached block.
 type rechargeCache struct {
-	m         map[int64]*Block
+	*mapCache
 	recharged map[int64]int64
 }
 
-func (c *rechargeCache) GetBlock(_ uint64, off int64) *Block { return c.m[off] }
-
-func (c *rechargeCache) CacheBlock(_ uint64, off int64, b *Block, _ bool) {
-	if c.m[off] == nil {
-		c.m[off] = b
-	}
-}
-
-func (c *rechargeCache) RechargeBlock(_ uint64, off int64, b *Block, delta int64) {
-	if c.m[off] == b {
+func (c *rechargeCache) RechargeBlock(file uint64, off int64, b *Block, delta int64) {
+	if c.GetBlock(file, off) == b {
 		c.recharged[off] += delta
 	}
 }
@@ -172,14 +164,15 @@ func TestRestartIndexCharged(t *testing.T) {
 	}
 	data := buildFile(t, kvs, WriterOptions{BlockSize: 1024, Encoding: encoding.EncodingFastDiff})
 	open := func(t *testing.T) (*Reader, *rechargeCache) {
-		c := &rechargeCache{m: map[int64]*Block{}, recharged: map[int64]int64{}}
+		c := &rechargeCache{mapCache: newMapCache(), recharged: map[int64]int64{}}
 		r, err := Open(bytes.NewReader(data), int64(len(data)), t.Name(), ReaderOptions{Cache: c})
 		require.NoError(t, err)
 		return r, c
 	}
 	check := func(t *testing.T, c *rechargeCache) {
 		n := 0
-		for off, b := range c.m {
+		for k, b := range c.m {
+			off := k[1]
 			if !b.Type.IsData() {
 				continue
 			}
