@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/blockcodec"
 )
 
 // Cache is what a Reader needs of a block cache (the real one lives in
@@ -413,15 +414,25 @@ const (
 // must release it and must not let it reach the cache. A shared block holds
 // one reference, the caller's; a RefCountingCache takes its own. A
 // compressed block's on-disk bytes are read into a pooled scratch buffer
-// either way, since they are dropped once decompressed.
+// either way, since they are dropped once decompressed, except that a
+// SNAPPY block read into pooled memory may turn out to be stored (one
+// literal), whose bytes then stay where they were read.
 func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block, err error) {
 	limit := r.size - TrailerSize
 	if off < 0 || off+HeaderSize > limit {
 		return nil, encoding.CorruptionErrorf("block offset %d outside the file body (%d bytes)", off, limit)
 	}
 	compressed := r.trailer.CompressionCodec != CompressionNone
-	// b is the pooled block holding raw (uncompressed files), scratch the
-	// pooled buffer holding raw (compressed files).
+	// A SNAPPY block our writer could not shrink is one literal (see
+	// blockcodec.SnappyStored), whose bytes are used where they were read:
+	// raw goes into a block, as for an uncompressed file, and becomes
+	// scratch only if it must be decoded after all.
+	// A block wanted in fresh memory (memHeap) is read into scratch, and
+	// such bytes copied out.
+	inPlace := r.trailer.CompressionCodec == CompressionSnappy && mem != memHeap
+	// b is the pooled block holding raw (uncompressed files, and SNAPPY
+	// until decoded), scratch the pooled buffer holding raw (compressed
+	// files).
 	var b, scratch *Block
 	defer func() {
 		scratch.release()
@@ -430,7 +441,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		}
 	}()
 	alloc := func(n int) []byte {
-		if compressed {
+		if compressed && !inPlace {
 			if scratch = getScratch(n); scratch != nil {
 				return scratch.buf[:n]
 			}
@@ -502,9 +513,20 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		}
 		data = payload[:len(payload):len(payload)]
 		backing = cap(raw)
+	} else if lit, ok := storedSnappy(r.trailer.CompressionCodec, payload, int(h.uncompressedSize)); ok {
+		data, backing = lit, cap(raw)
+		if scratch != nil {
+			data = append(make([]byte, 0, len(lit)), lit...)
+			backing = len(data)
+		}
 	} else {
 		if int64(h.uncompressedSize) > maxBlockUncompressed {
 			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)
+		}
+		if b != nil {
+			// raw, read into a block in case it was stored, is only the
+			// input now.
+			scratch, b = b, nil
 		}
 		var dst []byte
 		if mem != memHeap {
@@ -532,6 +554,15 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 	b.Type, b.Offset, b.PrevOffset, b.OnDiskSize, b.NextOnDiskSize = h.typ, off, h.prevOffset, h.onDiskSize(), nextOnDiskSize
 	b.Data, b.backing = data, backing
 	return b, nil
+}
+
+// storedSnappy returns, for a SNAPPY file, what blockcodec.SnappyStored
+// does.
+func storedSnappy(c Compression, payload []byte, n int) ([]byte, bool) {
+	if c != CompressionSnappy {
+		return nil, false
+	}
+	return blockcodec.SnappyStored(payload, n)
 }
 
 // headerBufs holds buffers for reading a block header alone.

@@ -77,6 +77,12 @@ func FuzzDecompress(f *testing.F) {
 		if alloc > fuzzCodecSlack {
 			t.Fatalf("%s: %d bytes of input with a limit of %d allocated %d bytes (err %v)", cd.name, len(data), n, alloc, err)
 		}
+		if !bare && cd.name == "snappy" {
+			// Bytes used in place must be what decoding gives.
+			if lit, ok := blockcodec.SnappyStored(data, n); ok && (err != nil || !bytes.Equal(lit, out[3:])) {
+				t.Fatalf("snappy: SnappyStored took %d bytes that Decompress does not give (err %v)", len(lit), err)
+			}
+		}
 		if err != nil {
 			if string(out) != "dst" {
 				t.Fatalf("%s: dst changed to %q on error %v", cd.name, out, err)
