@@ -13,11 +13,20 @@ import (
 // cache whose eviction goroutine is running, then checks its invariants.
 // Run it under -race.
 func TestConcurrent(t *testing.T) {
-	for _, policy := range []Policy{PolicyLRU, PolicyAdaptiveLRU, PolicyTinyLFU} {
-		t.Run(policy.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		policy Policy
+		inline bool
+	}{{PolicyLRU, false}, {PolicyAdaptiveLRU, false}, {PolicyTinyLFU, false}, {PolicyLRU, true}, {PolicyTinyLFU, true}} {
+		policy := tc.policy
+		name := policy.String()
+		if tc.inline {
+			name += "/inline"
+		}
+		t.Run(name, func(t *testing.T) {
 			opts := testOptions(2 << 20)
 			opts.Shards = 4
 			opts.Policy = policy
+			opts.EvictionThread = !tc.inline
 			opts.HeavyEvictionCountLimit = 0
 			opts.HeavyEvictionMBSizeLimit = 1
 			opts.Period = 5 * time.Millisecond

@@ -31,6 +31,9 @@ func testOptions(size int64) Options {
 	o.Size = size
 	o.Shards = 1
 	o.Logger = quiet
+	// The tests drive the eviction themselves, as the eviction goroutine
+	// would; TestInlineEviction covers inserts that evict.
+	o.EvictionThread = true
 	return o
 }
 

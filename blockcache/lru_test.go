@@ -151,7 +151,7 @@ func TestEvictionBuckets(t *testing.T) {
 		mem := fill(t, c, 200, 15, prioMemory)
 		// toFree 10,000; memory (-8,750) and multi (-7,500) have no
 		// overflow; single frees min(26,250, 10,000/1).
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(50, 10), cached(c, s))
 		require.Equal(t, firstEvicted(40, 0), cached(c, m))
 		require.Equal(t, firstEvicted(15, 0), cached(c, mem))
@@ -161,7 +161,7 @@ func TestEvictionBuckets(t *testing.T) {
 		require.EqualValues(t, 95_000, st.Size)
 		checkInvariants(t, c)
 		// At the minimum size, another run does nothing.
-		require.EqualValues(t, 0, c.runEviction())
+		require.EqualValues(t, 0, c.runEviction(0))
 	})
 	t.Run("single and multi overflow, recency counts", func(t *testing.T) {
 		c := newTestLRU(t, testOptions(100_000))
@@ -174,7 +174,7 @@ func TestEvictionBuckets(t *testing.T) {
 		// toFree 10,000. Overflows: memory -18,750, multi 12,500, single
 		// 16,250. Multi frees min(12,500, 10,000/2) = 5,000, then single
 		// min(16,250, 5,000/1) = 5,000.
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(40, 5), cached(c, s))
 		want := firstEvicted(60, 7)
 		want[0], want[1] = true, true
@@ -191,7 +191,7 @@ func TestEvictionBuckets(t *testing.T) {
 		// (tie: single first). Multi: min(2,500, 15,000/3) = 2,500, which
 		// takes 3 blocks (3,000); single: min(6,250, 12,000/2) = 6,000;
 		// memory: min(6,250, 6,000/1) = 6,000.
-		require.EqualValues(t, 15_000, c.runEviction())
+		require.EqualValues(t, 15_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(30, 6), cached(c, s))
 		require.Equal(t, firstEvicted(50, 3), cached(c, m))
 		require.Equal(t, firstEvicted(30, 6), cached(c, mem))
@@ -209,7 +209,7 @@ func TestEvictionForceInMemory(t *testing.T) {
 		m := fill(t, c, 100, 4, prioMulti)
 		mem := fill(t, c, 200, 98, prioMemory)
 		// toFree 10,000 > s+m = 7,000: empty both, then 3,000 of memory.
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(3, 3), cached(c, s))
 		require.Equal(t, firstEvicted(4, 4), cached(c, m))
 		require.Equal(t, firstEvicted(98, 3), cached(c, mem))
@@ -221,7 +221,7 @@ func TestEvictionForceInMemory(t *testing.T) {
 		m := fill(t, c, 100, 60, prioMulti)
 		mem := fill(t, c, 200, 35, prioMemory)
 		// toFree 10,000, remain = 70,000-10,000 = 60,000 ≥ 3×10,000.
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(10, 0), cached(c, s))
 		require.Equal(t, firstEvicted(60, 10), cached(c, m))
 		require.Equal(t, firstEvicted(35, 0), cached(c, mem))
@@ -232,7 +232,7 @@ func TestEvictionForceInMemory(t *testing.T) {
 		m := fill(t, c, 100, 10, prioMulti)
 		mem := fill(t, c, 200, 35, prioMemory)
 		// remain 60,000; 3×10,000 ≤ 2×60,000.
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(60, 10), cached(c, s))
 		require.Equal(t, firstEvicted(10, 0), cached(c, m))
 		require.Equal(t, firstEvicted(35, 0), cached(c, mem))
@@ -243,7 +243,7 @@ func TestEvictionForceInMemory(t *testing.T) {
 		m := fill(t, c, 100, 40, prioMulti)
 		mem := fill(t, c, 200, 35, prioMemory)
 		// remain 60,000: single frees 30,000 - 20,000 = 10,000 = toFree.
-		require.EqualValues(t, 10_000, c.runEviction())
+		require.EqualValues(t, 10_000, c.runEviction(0))
 		require.Equal(t, firstEvicted(30, 10), cached(c, s))
 		require.Equal(t, firstEvicted(40, 0), cached(c, m))
 		require.Equal(t, firstEvicted(35, 0), cached(c, mem))
@@ -253,7 +253,7 @@ func TestEvictionForceInMemory(t *testing.T) {
 		m = fill(t, c2, 100, 46, prioMulti)
 		mem = fill(t, c2, 200, 35, prioMemory)
 		// remain 60,000: single frees 24,000 - 20,000 = 4,000, multi 6,000.
-		require.EqualValues(t, 10_000, c2.runEviction())
+		require.EqualValues(t, 10_000, c2.runEviction(0))
 		require.Equal(t, firstEvicted(24, 4), cached(c2, s))
 		require.Equal(t, firstEvicted(46, 6), cached(c2, m))
 		require.Equal(t, firstEvicted(35, 0), cached(c2, mem))
@@ -274,7 +274,7 @@ func TestHardLimitAndMaxBlockSize(t *testing.T) {
 	// The refused insert woke the (absent) eviction goroutine.
 	require.Len(t, c.wake, 1)
 	// Too large a block is a failed insert too, whatever the room.
-	c.runEviction()
+	c.runEviction(0)
 	require.False(t, c.Add(Key{Offset: 2000}, &testBlock{size: 50_001}, KindData, false))
 	require.True(t, c.Add(Key{Offset: 2001}, &testBlock{size: 50_000 - c.entryOverhead}, KindData, false))
 	require.EqualValues(t, 2, c.Stats().FailedInsertionCount)
@@ -339,7 +339,7 @@ func TestMultiShardEviction(t *testing.T) {
 	mem := fill(t, c, 20_000, 50, prioMemory)
 	// 1,050,000 charged; toFree 100,000. Overflows: memory -187,500,
 	// multi 25,000, single 262,500. Multi frees 25,000, single 75,000.
-	require.EqualValues(t, 100_000, c.runEviction())
+	require.EqualValues(t, 100_000, c.runEviction(0))
 	st := c.Stats()
 	// Each bucket frees its target, overshooting by less than one block.
 	require.InDelta(t, 500_000-75_000, st.SingleSize, 999)
@@ -476,4 +476,61 @@ func TestSecondChance(t *testing.T) {
 	tc.Get(m[0])
 	s = tc.shardFor(m[0])
 	require.Same(t, s.m[m[0]], s.lists[prioMulti].root.next, "moved to the front at once")
+}
+
+// TestInlineEviction: without the eviction thread, the insert that takes the
+// cache past its acceptable size evicts before it returns: a small cache all
+// the way down to its minimum size, a large one by inlineEvictionMax at a
+// time, and no insert fails. AdaptiveLRU keeps its goroutine, whose runs its
+// controller measures.
+func TestInlineEviction(t *testing.T) {
+	const blockCharge = 64 << 10
+	for _, tc := range []struct {
+		name string
+		size int64
+	}{{"small", 8 << 20}, {"large", 64 << 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions(tc.size)
+			o.EvictionThread = false
+			c := newTestLRU(t, o) // no goroutine: only inserts can evict
+			runs := int64(0)
+			for i := 0; i < 4*int(tc.size/blockCharge); i++ {
+				before := c.size.Load()
+				require.True(t, c.Add(Key{File: 1, Offset: int64(i)}, block(c, blockCharge, i), KindData, false), "insert %d", i)
+				after := c.size.Load()
+				require.LessOrEqual(t, after, c.acceptableSize, "insert %d left the cache past its acceptable size", i)
+				if st := c.Stats(); st.EvictionRuns > runs {
+					runs = st.EvictionRuns
+					// The run freed down to the minimum, or by at most
+					// inlineEvictionMax (plus the block that crossed).
+					want := max(c.minSize, before+blockCharge-inlineEvictionMax-blockCharge)
+					require.GreaterOrEqual(t, after, want-blockCharge, "insert %d: run freed too much", i)
+					if tc.size/20 <= inlineEvictionMax {
+						require.LessOrEqual(t, after, c.minSize, "insert %d: a small cache frees to its minimum", i)
+					}
+				}
+			}
+			st := c.Stats()
+			require.Zero(t, st.FailedInsertionCount)
+			require.Greater(t, st.EvictionRuns, int64(1))
+			if tc.size/20 > inlineEvictionMax {
+				// Steps of at most inlineEvictionMax: more runs than blocks
+				// past the acceptable size would need at the minimum.
+				require.Greater(t, st.EvictionRuns, 3*(tc.size/blockCharge)/int64((tc.size-c.minSize)/blockCharge))
+			}
+			checkInvariants(t, c)
+		})
+	}
+
+	t.Run("adaptive keeps the goroutine", func(t *testing.T) {
+		o := testOptions(8 << 20)
+		o.EvictionThread = false
+		o.Policy = PolicyAdaptiveLRU
+		c := newTestLRU(t, o)
+		for i := 0; i < int(c.acceptableSize/blockCharge)+2; i++ {
+			c.Add(Key{File: 1, Offset: int64(i)}, block(c, blockCharge, i), KindData, false)
+		}
+		require.Greater(t, c.size.Load(), c.acceptableSize, "an AdaptiveLRU insert evicted")
+		require.Zero(t, c.Stats().EvictionRuns)
+	})
 }

@@ -41,6 +41,7 @@ func TestSetConfig(t *testing.T) {
 	set("hbase.lru.blockcache.memory.percentage", "0.1")
 	set("hbase.lru.blockcache.hard.capacity.limit.factor", "1.5")
 	set("hbase.lru.rs.inmemoryforcemode", "true")
+	set("hbase.lru.blockcache.eviction.thread", "true")
 	set("hbase.lru.max.block.size", "1m")
 	set("hbase.lru.cache.heavy.eviction.count.limit", "3")
 	set("hbase.lru.cache.heavy.eviction.mb.size.limit", "200")
@@ -52,7 +53,7 @@ func TestSetConfig(t *testing.T) {
 	require.Equal(t, Options{
 		Fraction: 0, MemoryBudget: 4 << 30, Policy: PolicyLRU,
 		AcceptableFactor: 0.9, MinFactor: 0.8, SingleFactor: 0.3, MultiFactor: 0.6, MemoryFactor: 0.1,
-		HardLimitFactor: 1.5, ForceInMemory: true, MaxBlockSize: 1 << 20,
+		HardLimitFactor: 1.5, ForceInMemory: true, EvictionThread: true, MaxBlockSize: 1 << 20,
 		HeavyEvictionCountLimit: 3, HeavyEvictionMBSizeLimit: 200, HeavyEvictionOverheadCoefficient: 0.05,
 		Period: 1500 * time.Millisecond, Shards: 3, TinyLFUSampleFactor: 20, TinyLFUWidthFactor: 8,
 	}, o)

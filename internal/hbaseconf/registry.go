@@ -65,6 +65,8 @@ var registry = []Property{
 		Doc: "Share of the cache for IN_MEMORY families' blocks."},
 	{Name: "hbase.lru.blockcache.hard.capacity.limit.factor", Kind: Float, Default: "1.2", Component: BlockCache,
 		Doc: "Inserts are refused above this fraction of the size."},
+	{Name: "hbase.lru.blockcache.eviction.thread", Kind: Bool, Default: "false", Component: BlockCache, Ours: true,
+		Doc: "Evict in a background goroutine, as HBase's eviction thread; false: the insert that passes the acceptable size evicts (AdaptiveLRU always uses the goroutine)."},
 	{Name: "hbase.lru.rs.inmemoryforcemode", Kind: Bool, Default: "false", Component: BlockCache,
 		Doc: "IN_MEMORY blocks may evict the other priorities' blocks."},
 	{Name: "hbase.lru.max.block.size", Kind: Bytes, Default: "16777216", Component: BlockCache,
