@@ -42,14 +42,18 @@ import (
 // so a cell that still aliases one reads as garbage in any -race test, and
 // a concurrent read of it is reported as a race.
 
-// Pool size classes: sixteen per power of two, from 4 KiB (exclusive) to
+// Pool size classes: sixteen per power of two, from 1 KiB (exclusive) to
 // 16 MiB. A cached block is charged its whole buffer, so the classes are
 // fine: with four per power of two, a 4 KiB block (plus a cell, checksums
 // and the next header, about 4.2 KiB) took a 5 KiB buffer and a cache held
 // a fifth fewer blocks than their data would fit; it now takes 4.25 KiB. A
-// 64 KiB block takes 68 KiB. Larger blocks are not pooled.
+// 64 KiB block takes 68 KiB. Larger blocks are not pooled. The classes go
+// down to 1 KiB because encoded blocks are smaller than BLOCKSIZE, which
+// counts unencoded bytes: a 4 KiB FAST_DIFF block of the peer harness's
+// cells is about 3.4 KiB with its headers, and took the smallest class
+// when that was 4.25 KiB, a quarter more than it needs; it takes 3.375 KiB.
 const (
-	poolMinLog   = 12 // sizes above 1<<poolMinLog
+	poolMinLog   = 10 // sizes above 1<<poolMinLog
 	poolMaxLog   = 24 // up to 1<<poolMaxLog
 	poolSteps    = 16 // classes per power of two
 	poolClasses  = (poolMaxLog - poolMinLog) * poolSteps

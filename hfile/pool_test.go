@@ -36,6 +36,10 @@ func TestPoolClass(t *testing.T) {
 	// checksums and the next block's header.
 	_, size, _ = poolClass(4096 + 130 + 33 + 4 + 33)
 	require.Equal(t, 4096+256, size)
+	// A 4 KiB FAST_DIFF block of 110-byte cells: 3,343 bytes after its
+	// header, and the next block's header.
+	_, size, _ = poolClass(33 + 3343 + 33)
+	require.Equal(t, 3456, size)
 }
 
 // admitCache is a mapCache that implements DataBlockAdmitter and checks that
