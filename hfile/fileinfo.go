@@ -53,6 +53,59 @@ func (fi FileInfo) Int64(k string) (int64, bool) {
 	return int64(binary.BigEndian.Uint64(v)), true
 }
 
+// TimeRange returns the TIMERANGE entry: the least and greatest timestamp of
+// the file's cells (HBase's TimeRangeTracker), in either of HBase's layouts:
+// two 8-byte big-endian longs, the Writable form HBase 1 wrote and we write,
+// or, from HBase 2, the PB magic and a TimeRangeTracker message (from = 1,
+// to = 2, both uint64). ok is false if the entry is missing or unreadable, or
+// its range is empty.
+func (fi FileInfo) TimeRange() (minTS, maxTS int64, ok bool) {
+	v, ok := fi[FileInfoTimeRange]
+	if !ok {
+		return 0, 0, false
+	}
+	if len(v) == 16 && !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
+		minTS, maxTS = int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))
+		return minTS, maxTS, minTS <= maxTS
+	}
+	if !bytes.HasPrefix(v, []byte(encoding.PBMagic)) {
+		return 0, 0, false
+	}
+	v = v[len(encoding.PBMagic):]
+	var from, to uint64
+	var haveFrom, haveTo bool
+	for len(v) > 0 {
+		num, typ, n := protowire.ConsumeTag(v)
+		if n < 0 {
+			return 0, 0, false
+		}
+		v = v[n:]
+		if typ != protowire.VarintType {
+			if n = protowire.ConsumeFieldValue(num, typ, v); n < 0 {
+				return 0, 0, false
+			}
+			v = v[n:]
+			continue
+		}
+		x, n := protowire.ConsumeVarint(v)
+		if n < 0 {
+			return 0, 0, false
+		}
+		v = v[n:]
+		switch num {
+		case 1:
+			from, haveFrom = x, true
+		case 2:
+			to, haveTo = x, true
+		}
+	}
+	if !haveFrom || !haveTo {
+		return 0, 0, false
+	}
+	minTS, maxTS = int64(from), int64(to)
+	return minTS, maxTS, minTS <= maxTS
+}
+
 // SetInt32 stores v as 4 big-endian bytes.
 func (fi FileInfo) SetInt32(k string, v int32) { fi[k] = binary.BigEndian.AppendUint32(nil, uint32(v)) }
 

@@ -106,6 +106,10 @@ type Reader struct {
 	dfBloom       *BloomFilter
 	bloomType     BloomType
 	lastKey       encoding.Key
+	// maxTS is the greatest cell timestamp TIMERANGE records; hasMaxTS is
+	// false without a readable one.
+	maxTS    int64
+	hasMaxTS bool
 
 	// seekers holds the seekers of closed iterators. A seeker keeps the
 	// cells it decoded in a slice that grows to a block's cell count; a new
@@ -254,6 +258,7 @@ func (r *Reader) open() error {
 			return errors.Wrap(err, "file info LASTKEY")
 		}
 	}
+	_, r.maxTS, r.hasMaxTS = r.fileInfo.TimeRange()
 	if bt, ok := r.fileInfo[FileInfoBloomType]; ok {
 		if r.bloomType, err = ParseBloomType(string(bt)); err != nil {
 			return encoding.MarkCorruption(err)
@@ -309,6 +314,11 @@ func (r *Reader) Trailer() *Trailer { return r.trailer }
 
 // FileInfo returns the file info map; callers must not modify it.
 func (r *Reader) FileInfo() FileInfo { return r.fileInfo }
+
+// MaxTimestamp returns the greatest timestamp of the file's cells, delete
+// markers included, as its TIMERANGE records it; false if the file has no
+// readable TIMERANGE (then any timestamp may be in it).
+func (r *Reader) MaxTimestamp() (int64, bool) { return r.maxTS, r.hasMaxTS }
 
 // Comparer returns the comparer named in the trailer.
 func (r *Reader) Comparer() *encoding.Comparer { return r.cmp }

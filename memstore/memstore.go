@@ -149,6 +149,29 @@ func (m *MemStore) AppendScanners(dst []*SegmentScanner, readPoint encoding.SeqN
 	return dst
 }
 
+// Newest returns the newest cell of the column family:qualifier of row
+// visible at readPoint in the active segment and the snapshot (see
+// Segment.Newest), and whether a DeleteFamily or DeleteFamilyVersion marker
+// visible in either deletes it. The caller must keep the row from changing
+// meanwhile (an Increment holds its row lock).
+func (m *MemStore) Newest(row, family, qualifier []byte, readPoint encoding.SeqNum) (kv *encoding.KeyValue, familyDeleted bool) {
+	v := m.segs.Load()
+	kv = v.active.Newest(row, family, qualifier, readPoint)
+	var snap *Segment
+	if v.snapshot != nil {
+		snap = v.snapshot.Segment
+		if skv := snap.Newest(row, family, qualifier, readPoint); skv != nil && (kv == nil || encoding.CompareVersions(skv, kv) < 0) {
+			kv = skv
+		}
+	}
+	if kv == nil {
+		return nil, false
+	}
+	familyDeleted = v.active.familyDeleteCovers(row, family, kv.Timestamp, readPoint) ||
+		snap != nil && snap.familyDeleteCovers(row, family, kv.Timestamp, readPoint)
+	return kv, familyDeleted
+}
+
 func mayHaveVisible(s *Segment, readPoint encoding.SeqNum) bool {
 	minSeq, ok := s.MinSeq()
 	return ok && minSeq <= readPoint

@@ -307,7 +307,10 @@ type Segment struct {
 	maxSeq    atomic.Uint64
 	minTS     atomic.Int64 // math.MaxInt64 while empty
 	maxTS     atomic.Int64 // math.MinInt64 while empty
-	frozen    atomic.Bool  // set under mu; no Add succeeds after
+	// familyDeletes counts the DeleteFamily and DeleteFamilyVersion
+	// markers added, of any row (see MemStore.Newest).
+	familyDeletes atomic.Int64
+	frozen        atomic.Bool // set under mu; no Add succeeds after
 
 	// ver is the number of Adds that have taken effect: each Add numbers its
 	// cell ver+1 under mu and then publishes that as ver. A scanner sees the
@@ -347,6 +350,8 @@ type Segment struct {
 		updates int
 		// probe is the stand-in column of that lookup's seek key.
 		probe column
+		// probeKV is the seek key of Newest's lookup.
+		probeKV encoding.KeyValue
 	}
 }
 
@@ -456,6 +461,9 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	if c.Timestamp > s.maxTS.Load() {
 		s.maxTS.Store(c.Timestamp)
 	}
+	if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
+		s.familyDeletes.Add(1)
+	}
 	// Counts last: a reader that sees the cell counted sees its bounds.
 	s.ver.Store(ver)
 	s.dataSize.Add(d.DataSize)
@@ -506,6 +514,71 @@ func (s *Segment) freeze() {
 	s.cloned = true
 	s.readTree.Store(s.mu.tree)
 	s.mu.Unlock()
+}
+
+// Newest returns the first cell, in version order, of the column
+// family:qualifier of row that is visible at readPoint: its newest version
+// (the greatest timestamp; of equal ones, a delete marker before a put, then
+// the greater sequence id), which may be a delete marker; nil if the segment
+// has none. It is one B-tree lookup, for a read that wants nothing but a
+// column's newest value (an Increment's). The cell is the segment's and must
+// not be modified.
+func (s *Segment) Newest(row, family, qualifier []byte, readPoint encoding.SeqNum) *encoding.KeyValue {
+	s.mu.Lock()
+	p := &s.mu.probeKV
+	*p = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
+	s.mu.probe.kv = p
+	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
+	s.mu.probe.kv = nil
+	*p = encoding.KeyValue{}
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	// The list is in version order and only grows (under mu, with atomic
+	// links), so walking it without mu sees every cell added before the
+	// lookup.
+	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
+		if v.seq <= readPoint {
+			return v.kv.Load()
+		}
+	}
+	return nil
+}
+
+// familyDeleteCovers reports whether a DeleteFamily marker at or after ts,
+// or a DeleteFamilyVersion marker at ts, of family in row is visible at
+// readPoint: whether the segment deletes a cell of that family and row at
+// ts. The markers are the row's empty-qualifier column of the family; a
+// segment without any skips the lookup.
+func (s *Segment) familyDeleteCovers(row, family []byte, ts int64, readPoint encoding.SeqNum) bool {
+	if s.familyDeletes.Load() == 0 {
+		return false
+	}
+	s.mu.Lock()
+	p := &s.mu.probeKV
+	*p = encoding.KeyValue{Row: row, Family: family, Qualifier: []byte{}, Type: encoding.TypePut}
+	s.mu.probe.kv = p
+	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
+	s.mu.probe.kv = nil
+	*p = encoding.KeyValue{}
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
+		kv := v.kv.Load()
+		if kv.Timestamp < ts {
+			return false // the rest is older still
+		}
+		if v.seq > readPoint {
+			continue
+		}
+		if kv.Type == encoding.TypeDeleteFamily || kv.Type == encoding.TypeDeleteFamilyVersion && kv.Timestamp == ts {
+			return true
+		}
+	}
+	return false
 }
 
 // Frozen reports whether the segment is immutable (it is or was a snapshot).

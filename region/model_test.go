@@ -1,6 +1,7 @@
 package region
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -409,6 +410,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		return int64(1 + rng.IntN(20))
 	}
 	var history []string
+	var lastInc [3]string          // row, family and qualifier of the last increment
 	var minors, minorsDropping int // minor compactions of a store, and those that dropped versions
 	defer func() { t.Logf("minor compactions: %d, %d of them dropping versions", minors, minorsDropping) }()
 	var filterReads filterStats
@@ -488,6 +490,15 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					q = burst
 				}
 				v := fmt.Sprintf("v%d", i)
+				if rng.IntN(10) == 0 {
+					// A counter the increments below read, set at an
+					// explicit time, past or future: a store file may then
+					// hold a newer version of it than the memstore.
+					q, v = "z", string(binary.BigEndian.AppendUint64(nil, uint64(rng.IntN(1000))))
+					if rng.IntN(2) == 0 {
+						ts = clock + int64(rng.IntN(100))
+					}
+				}
 				p.AddAt(b(f), b(q), ts, b(v))
 				if ts == encoding.LatestTimestamp {
 					ts = clock
@@ -501,6 +512,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			}
 		case op < 50: // delete, one of five kinds
 			row, f, q := rowOf(), written[rng.IntN(len(written))], qualOf()
+			if rng.IntN(5) == 0 {
+				q = "z" // the increments' counter
+			}
 			ts := tsOf()
 			d := NewDelete(b(row))
 			var cells []*modelCell
@@ -544,7 +558,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 			if err := r.Delete(d); err != nil {
 				fail("delete: %v", err)
 			}
-		case op < 70: // get
+		case op < 67: // get
 			row := rowOf()
 			g := &Get{Row: b(row), MaxVersions: 1 + rng.IntN(4)}
 			fams := map[string]bool(nil)
@@ -595,6 +609,61 @@ func TestRandomizedAgainstModel(t *testing.T) {
 				break
 			}
 			check("get "+row, formatResult(res.Cells), m.read(inRow, fams, g.MaxVersions, g.TimeRange, mf))
+		case op < 70: // increment a counter, or a column puts wrote (not a counter: refused)
+			row, f := rowOf(), written[rng.IntN(len(written))]
+			q := "z"
+			if rng.IntN(3) == 0 {
+				q = qualOf()
+			}
+			if lastInc[0] != "" && rng.IntN(2) == 0 {
+				// Again the last one: a counter the memstore holds, which
+				// the increment reads from the memstore alone when no
+				// store file can hold a newer version.
+				row, f, q = lastInc[0], lastInc[1], lastInc[2]
+			}
+			lastInc = [3]string{row, f, q}
+			// A few at once, as a counter is used: the first leaves the
+			// counter in the memstore for the others.
+			for range 1 + rng.IntN(3) {
+				amount := int64(1 + rng.IntN(5))
+				var old []byte
+				oldTS, hasOld := int64(0), false
+				prefix := f + ":" + q + "@"
+				for _, c := range m.read(func(s string) bool { return s == row }, map[string]bool{f: true}, 1, scanner.AllTime,
+					modelFilter{columns: map[string]bool{f + ":" + q: true}})[row] {
+					if rest, ok := strings.CutPrefix(c, prefix); ok {
+						tsStr, v, _ := strings.Cut(rest, "=")
+						oldTS, _ = strconv.ParseInt(tsStr, 10, 64)
+						old, hasOld = []byte(v), true
+					}
+				}
+				history = append(history, fmt.Sprintf("increment %s %s:%s by %d (model: %q@%d)", row, f, q, amount, old, oldTS))
+				res, err := r.Increment(&Increment{Row: b(row), Columns: []IncrementColumn{{Family: b(f), Qualifier: b(q), Amount: amount}}})
+				if hasOld && len(old) != 8 {
+					if err == nil {
+						fail("increment of %s:%s over %q: no error", f, q, old)
+					}
+					break // the others would be refused too
+				}
+				if err != nil {
+					fail("increment: %v", err)
+				}
+				want := amount
+				ts := clock
+				if hasOld {
+					want += int64(binary.BigEndian.Uint64(old))
+					if oldTS >= ts {
+						ts = oldTS + 1
+					}
+				}
+				v := string(binary.BigEndian.AppendUint64(nil, uint64(want)))
+				if got := res.Latest(b(f), b(q)); got == nil || string(got.Value) != v || got.Timestamp != ts {
+					fail("increment of %s:%s returned %v, want %d at %d", f, q, got, want, ts)
+				}
+				m.seq++
+				m.add(&modelCell{row: row, fam: f, qual: q, ts: ts, typ: encoding.TypePut, seq: m.seq, value: v})
+				clock++
+			}
 		case op < 85: // scan, forward or reversed, with random bounds
 			s := &Scan{Reversed: rng.IntN(2) == 0, MaxVersions: 1 + rng.IntN(3)}
 			if rng.IntN(3) > 0 {

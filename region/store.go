@@ -265,6 +265,33 @@ type storeReaders struct {
 	files []*StoreFile // referenced until releaseFiles
 }
 
+// newestPut returns the newest version of column qualifier of row visible
+// at readPoint, if the memstore answers for it alone (see rmwRead): the
+// memstore's newest version of the column is a put without tags, alive at
+// now under the family's TTL, that no family delete marker in the memstore
+// deletes, and every store file's TIMERANGE ends before the put's
+// timestamp. false
+// means that only a store scanner can tell. The cell is the memstore's.
+func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now int64) (*encoding.KeyValue, bool) {
+	if ttl := s.options().TTL; ttl > 0 {
+		now -= ttl.Milliseconds()
+	} else {
+		now = math.MinInt64
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	kv, familyDeleted := s.mem.Newest(row, s.family, qualifier, readPoint)
+	if kv == nil || familyDeleted || kv.Type != encoding.TypePut || len(kv.Tags) != 0 || kv.Timestamp < now {
+		return nil, false
+	}
+	for _, f := range s.files {
+		if maxTS, ok := f.Reader.MaxTimestamp(); !ok || maxTS >= kv.Timestamp {
+			return nil, false
+		}
+	}
+	return kv, true
+}
+
 // releaseFiles drops the references on the store files, once the scanners
 // reading them are closed.
 func (rd *storeReaders) releaseFiles() {

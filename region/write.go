@@ -107,6 +107,8 @@ type writeScratch struct {
 	// pending is a repeated column's value so far; in the scratch because
 	// it is handed to the caller's next function, so would escape.
 	pending encoding.KeyValue
+	// newest holds the cells rmwRead's memstore lookups found.
+	newest []*encoding.KeyValue
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -555,7 +557,7 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		}
 		g.AddColumn(f, q)
 	}
-	cur, err := r.getInto(g, &s.cur)
+	cur, err := r.rmwRead(g, s)
 	if err != nil {
 		return nil, err
 	}
@@ -617,6 +619,44 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		ptrs[i] = &kvs[i]
 	}
 	return &Result{Cells: ptrs}, nil
+}
+
+// rmwRead reads the current values of a read-modify-write's columns, g's,
+// into s.cur, with the row locked. A column's newest version is most often
+// in the memstore (a counter's last increment): when the memstore holds a
+// put as the newest version of every column, and no store file can hold
+// anything newer, the memstore lookups are the answer, and no store scanner
+// merges the memstore with the files. It is HBase's pruning of store files
+// by TIMERANGE taken to the point read of one column: a file whose cells are
+// all older than the memstore's put can neither hold a newer version nor a
+// delete marker that hides it. Anything else reads with getInto.
+func (r *Region) rmwRead(g *Get, s *writeScratch) (*Result, error) {
+	res := &s.cur
+	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
+	now := r.now()
+	set := r.storeSet()
+	cells := s.newest[:0]
+	for _, c := range g.Columns {
+		st := set.byFamily[string(c.Family)]
+		if st == nil || c.Qualifier == nil {
+			cells = nil
+			break
+		}
+		kv, ok := st.newestPut(g.Row, c.Qualifier, readPoint, now)
+		if !ok {
+			cells = nil
+			break
+		}
+		cells = append(cells, kv)
+	}
+	if cells != nil {
+		res.reset()
+		res.add(cells) // g.Columns are in family, qualifier order
+		clear(cells)
+		s.newest = cells[:0]
+		return res, nil
+	}
+	return r.getInto(g, res)
 }
 
 // commitRMW writes a read-modify-write's cells as a Put with durability dur.
