@@ -134,6 +134,8 @@ type Reader struct {
 	// the filters broken so.
 	bloomBroken [2]atomic.Bool
 	bloomErrors atomic.Int64
+	// gate decides whether MayContainGet asks the general bloom.
+	gate bloomGate
 }
 
 // Indexes of Reader.bloomBroken.
@@ -805,7 +807,14 @@ type RowProbe struct {
 // the file: cells of p's row (of its column, with a ROWCOL bloom and a
 // qualifier), or a DeleteFamily marker of the row, which the delete-family
 // bloom answers for. Errors are as MayContainRow's.
+//
+// The general bloom is asked only while it pays (see bloomGate): when
+// nearly every read it answers finds its row anyway, most reads skip it and
+// answer "may contain", as a file without a bloom does.
 func (r *Reader) MayContainGet(p *RowProbe) (bool, error) {
+	if !r.gate.ask() {
+		return r.trailer.EntryCount != 0, nil
+	}
 	var ok bool
 	var err error
 	if p.Qualifier != nil {
@@ -813,10 +822,52 @@ func (r *Reader) MayContainGet(p *RowProbe) (bool, error) {
 	} else {
 		ok, err = r.MayContainRow(p.Row)
 	}
+	if err == nil {
+		r.gate.observe(ok)
+	}
 	if err != nil || ok {
 		return ok, err
 	}
 	return r.MayContainDeleteFamily(p.Row)
+}
+
+// bloomGate turns a file's general bloom off for point reads while it does
+// not pay. Asking it costs a bloom chunk lookup in the block cache and its
+// probes in cold memory, about 0.6 µs; only a "no" saves anything: a data
+// block read on a miss (5 µs or more), or an index lookup and a seek. When
+// reads look for rows the file holds (one store file, keys that exist: the
+// usual point read), that is never. So every bloomWindow answers the gate
+// counts the noes, and if they are fewer than one in bloomPaysEvery, below
+// which asking costs more than the noes save, reads ask only one time in
+// bloomSampleEvery until a window shows that it pays again. A row the file
+// lacks then costs its read a block it did not need, nothing else: "may
+// contain" is always a correct answer. Several files, most of which lack a
+// given row, keep their blooms on.
+type bloomGate struct {
+	answers, noes atomic.Int64 // in the current window
+	skipping      atomic.Bool
+	reads         atomic.Uint64 // while skipping, to sample
+}
+
+const (
+	bloomWindow      = 1024
+	bloomPaysEvery   = 32
+	bloomSampleEvery = 16
+)
+
+// ask reports whether this read asks the bloom.
+func (g *bloomGate) ask() bool {
+	return !g.skipping.Load() || g.reads.Add(1)%bloomSampleEvery == 0
+}
+
+// observe counts an answer of the bloom, and closes the window when full.
+func (g *bloomGate) observe(mayContain bool) {
+	if !mayContain {
+		g.noes.Add(1)
+	}
+	if n := g.answers.Add(1); n >= bloomWindow && g.answers.CompareAndSwap(n, 0) {
+		g.skipping.Store(g.noes.Swap(0)*bloomPaysEvery < n)
+	}
 }
 
 // MayContainRow reports whether the file may hold cells of row. It is false
