@@ -322,14 +322,19 @@ func (it *Iterator) SeekToRow(key encoding.Key, p *RowProbe) (res int, skipped b
 	if err != nil {
 		return 0, false, it.fail(err)
 	}
+	// While the file's bloom does not pay (bloomGate), most reads do not
+	// ask it, and so need not look the block up in the cache without
+	// counting a miss before reading it either: dataBlock's one lookup,
+	// which counts, does.
 	var b *Block
-	if found {
+	asks := it.r.gate.ask()
+	if found && asks {
 		if b, err = it.cachedBlock(off); err != nil {
 			return 0, false, it.fail(err)
 		}
 	}
-	if b == nil {
-		ok, err := it.r.MayContainGet(p)
+	if b == nil && asks {
+		ok, err := it.r.mayContainGet(p)
 		if err != nil {
 			return 0, false, it.fail(err)
 		}

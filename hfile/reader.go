@@ -815,6 +815,11 @@ func (r *Reader) MayContainGet(p *RowProbe) (bool, error) {
 	if !r.gate.ask() {
 		return r.trailer.EntryCount != 0, nil
 	}
+	return r.mayContainGet(p)
+}
+
+// mayContainGet is MayContainGet for a read the gate let ask.
+func (r *Reader) mayContainGet(p *RowProbe) (bool, error) {
 	var ok bool
 	var err error
 	if p.Qualifier != nil {

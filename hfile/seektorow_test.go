@@ -13,8 +13,8 @@ import (
 // chunk from the file: a test counts bloom checks by BlocksRead. It is a
 // CachePeeker, and counts the misses of GetBlock.
 type dataCache struct {
-	m      map[int64]*Block
-	misses int
+	m             map[int64]*Block
+	misses, peeks int
 }
 
 func (c *dataCache) GetBlock(_ uint64, off int64) *Block {
@@ -25,7 +25,10 @@ func (c *dataCache) GetBlock(_ uint64, off int64) *Block {
 	return b
 }
 
-func (c *dataCache) GetCachedBlock(_ uint64, off int64) *Block { return c.m[off] }
+func (c *dataCache) GetCachedBlock(_ uint64, off int64) *Block {
+	c.peeks++
+	return c.m[off]
+}
 
 func (c *dataCache) CacheBlock(_ uint64, off int64, b *Block, _ bool) {
 	if b.Type.IsData() {
@@ -126,6 +129,45 @@ func TestSeekToRow(t *testing.T) {
 		}
 		require.EqualValues(t, 0, r.BlocksRead()-before, "no bloom chunk and no block read")
 		require.Equal(t, misses, c.misses)
+	})
+
+	t.Run("bloom off", func(t *testing.T) {
+		// Once the bloom has answered a window of reads of rows the file
+		// holds, most reads neither ask it nor peek at the cache: the one
+		// lookup of the block counts its miss.
+		r, c := open(t)
+		for i := 0; i < bloomWindow; i++ {
+			ok, err := r.MayContainGet(&RowProbe{Row: row(2 * (i % 500)), Family: []byte("f")})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		require.True(t, r.gate.skipping.Load())
+		const reads = 160
+		before, misses, peeks := r.BlocksRead(), c.misses, c.peeks
+		blocks := 0
+		for i := 1; i <= reads; i++ { // (row 0 precedes the first index key)
+			it := r.NewIterator(true)
+			n := r.BlocksRead()
+			res, skip := seek(t, it, 2*i)
+			require.False(t, skip)
+			if res == encoding.SeekBefore {
+				ok, err := it.Next()
+				require.NoError(t, err)
+				require.True(t, ok)
+			}
+			requireCell(t, kvs[i], it, false)
+			if r.BlocksRead() > n {
+				blocks++
+			}
+			it.Close()
+		}
+		// A sampled read asks the bloom (a chunk read and a miss) and
+		// peeks first.
+		sampled := reads / bloomSampleEvery
+		require.LessOrEqual(t, c.peeks-peeks, sampled)
+		require.LessOrEqual(t, int(r.BlocksRead()-before), blocks+sampled)
+		require.LessOrEqual(t, c.misses-misses, blocks+sampled)
+		require.GreaterOrEqual(t, c.misses-misses, blocks-sampled)
 	})
 
 	t.Run("before the file", func(t *testing.T) {
