@@ -524,26 +524,35 @@ func (s *Segment) freeze() {
 // column's newest value (an Increment's). The cell is the segment's and must
 // not be modified.
 func (s *Segment) Newest(row, family, qualifier []byte, readPoint encoding.SeqNum) *encoding.KeyValue {
+	col := s.column(row, family, qualifier)
+	if col == nil {
+		return nil
+	}
+	for v := col.head.Load(); v != nil; v = v.next.Load() {
+		if v.seq <= readPoint {
+			return v.kv.Load()
+		}
+	}
+	return nil
+}
+
+// column looks up the column family:qualifier of row in the live tree, nil
+// if the segment has none. Its version list is in version order and only
+// grows (under mu, with atomic links), so a walk of it after the lookup sees
+// every cell added before.
+func (s *Segment) column(row, family, qualifier []byte) *column {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	p := &s.mu.probeKV
 	*p = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
 	s.mu.probe.kv = p
 	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
 	s.mu.probe.kv = nil
 	*p = encoding.KeyValue{}
-	s.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	// The list is in version order and only grows (under mu, with atomic
-	// links), so walking it without mu sees every cell added before the
-	// lookup.
-	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
-		if v.seq <= readPoint {
-			return v.kv.Load()
-		}
-	}
-	return nil
+	return e.col
 }
 
 // familyDeleteCovers reports whether a DeleteFamily marker at or after ts,
@@ -555,18 +564,11 @@ func (s *Segment) familyDeleteCovers(row, family []byte, ts int64, readPoint enc
 	if s.familyDeletes.Load() == 0 {
 		return false
 	}
-	s.mu.Lock()
-	p := &s.mu.probeKV
-	*p = encoding.KeyValue{Row: row, Family: family, Qualifier: []byte{}, Type: encoding.TypePut}
-	s.mu.probe.kv = p
-	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
-	s.mu.probe.kv = nil
-	*p = encoding.KeyValue{}
-	s.mu.Unlock()
-	if !ok {
+	col := s.column(row, family, []byte{})
+	if col == nil {
 		return false
 	}
-	for v := e.col.head.Load(); v != nil; v = v.next.Load() {
+	for v := col.head.Load(); v != nil; v = v.next.Load() {
 		kv := v.kv.Load()
 		if kv.Timestamp < ts {
 			return false // the rest is older still
