@@ -636,24 +636,28 @@ func (r *Region) rmwRead(g *Get, s *writeScratch) (*Result, error) {
 	now := r.now()
 	set := r.storeSet()
 	cells := s.newest[:0]
+	found := true
 	for _, c := range g.Columns {
 		st := set.byFamily[string(c.Family)]
-		if st == nil || c.Qualifier == nil {
-			cells = nil
-			break
+		var kv *encoding.KeyValue
+		if st != nil && c.Qualifier != nil {
+			kv, found = st.newestPut(g.Row, c.Qualifier, readPoint, now)
+		} else {
+			found = false
 		}
-		kv, ok := st.newestPut(g.Row, c.Qualifier, readPoint, now)
-		if !ok {
-			cells = nil
+		if !found {
 			break
 		}
 		cells = append(cells, kv)
 	}
-	if cells != nil {
+	if found {
 		res.reset()
 		res.add(cells) // g.Columns are in family, qualifier order
-		clear(cells)
-		s.newest = cells[:0]
+	}
+	// The scratch goes back to a pool: keep no memstore cell alive.
+	clear(cells)
+	s.newest = cells[:0]
+	if found {
 		return res, nil
 	}
 	return r.getInto(g, res)
