@@ -385,7 +385,12 @@ func (s *StoreFileScanner) prevRowInBlock(row []byte) (bool, error) {
 			return false, nil
 		}
 		s.hasHint = false // the hint describes where a seek left us
-		// On the first cell of the row before: take its first visible cell.
+		// On the first cell of the row before: take its first visible cell,
+		// most often this one.
+		if s.seqNum() <= s.readPoint {
+			s.load()
+			return true, nil
+		}
 		// (The row is copied: the seeker may reuse its key memory.)
 		s.target = encoding.FirstOnRow(s.target[:0], s.it.Key().Row())
 		row = encoding.Key(s.target).Row()
