@@ -322,12 +322,12 @@ func (it *Iterator) SeekToRow(key encoding.Key, p *RowProbe) (res int, skipped b
 	if err != nil {
 		return 0, false, it.fail(err)
 	}
-	// While the file's bloom does not pay (bloomGate), most reads do not
-	// ask it, and so need not look the block up in the cache without
+	// A read that does not ask the bloom (the file has none, or it does not
+	// pay: bloomGate) need not look the block up in the cache without
 	// counting a miss before reading it either: dataBlock's one lookup,
 	// which counts, does.
 	var b *Block
-	asks := it.r.gate.ask()
+	asks := it.r.asksBloom()
 	if found && asks {
 		if b, err = it.cachedBlock(off); err != nil {
 			return 0, false, it.fail(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -438,9 +439,9 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 	// A SNAPPY block our writer could not shrink is one literal (see
 	// blockcodec.SnappyStored), whose bytes are used where they were read:
 	// raw goes into a block, as for an uncompressed file, and becomes
-	// scratch only if it must be decoded after all.
-	// A block wanted in fresh memory (memHeap) is read into scratch, and
-	// such bytes copied out.
+	// scratch only if it must be decoded after all. A block wanted in fresh
+	// memory (memHeap) is read into scratch as before, and a literal is
+	// copied out of it.
 	inPlace := r.trailer.CompressionCodec == CompressionSnappy && mem != memHeap
 	// b is the pooled block holding raw (uncompressed files, and SNAPPY
 	// until decoded), scratch the pooled buffer holding raw (compressed
@@ -812,13 +813,18 @@ type RowProbe struct {
 // nearly every read it answers finds its row anyway, most reads skip it and
 // answer "may contain", as a file without a bloom does.
 func (r *Reader) MayContainGet(p *RowProbe) (bool, error) {
-	if !r.gate.ask() {
+	if !r.asksBloom() {
 		return r.trailer.EntryCount != 0, nil
 	}
 	return r.mayContainGet(p)
 }
 
-// mayContainGet is MayContainGet for a read the gate let ask.
+// asksBloom reports whether a point read asks the file's general bloom: a
+// file without one answers "may contain" alone, and a file with one asks
+// it as its gate decides.
+func (r *Reader) asksBloom() bool { return r.bloom != nil && r.gate.ask() }
+
+// mayContainGet is MayContainGet for a read asksBloom let ask.
 func (r *Reader) mayContainGet(p *RowProbe) (bool, error) {
 	var ok bool
 	var err error
@@ -851,7 +857,6 @@ func (r *Reader) mayContainGet(p *RowProbe) (bool, error) {
 type bloomGate struct {
 	answers, noes atomic.Int64 // in the current window
 	skipping      atomic.Bool
-	reads         atomic.Uint64 // while skipping, to sample
 }
 
 const (
@@ -860,9 +865,11 @@ const (
 	bloomSampleEvery = 16
 )
 
-// ask reports whether this read asks the bloom.
+// ask reports whether this read asks the bloom. While skipping, the sample
+// is drawn from the runtime's per-thread generator, so that reads on
+// several cores share no counter.
 func (g *bloomGate) ask() bool {
-	return !g.skipping.Load() || g.reads.Add(1)%bloomSampleEvery == 0
+	return !g.skipping.Load() || rand.Uint32()%bloomSampleEvery == 0
 }
 
 // observe counts an answer of the bloom, and closes the window when full.

@@ -142,7 +142,7 @@ func TestSeekToRow(t *testing.T) {
 			require.True(t, ok)
 		}
 		require.True(t, r.gate.skipping.Load())
-		const reads = 160
+		const reads = 320
 		before, misses, peeks := r.BlocksRead(), c.misses, c.peeks
 		blocks := 0
 		for i := 1; i <= reads; i++ { // (row 0 precedes the first index key)
@@ -161,13 +161,33 @@ func TestSeekToRow(t *testing.T) {
 			}
 			it.Close()
 		}
-		// A sampled read asks the bloom (a chunk read and a miss) and
-		// peeks first.
-		sampled := reads / bloomSampleEvery
-		require.LessOrEqual(t, c.peeks-peeks, sampled)
+		// A sampled read (one in bloomSampleEvery on average, at random)
+		// peeks first, then asks the bloom (a chunk read and a miss).
+		sampled := c.peeks - peeks
+		require.LessOrEqual(t, sampled, reads/4, "only sampled reads peek")
 		require.LessOrEqual(t, int(r.BlocksRead()-before), blocks+sampled)
 		require.LessOrEqual(t, c.misses-misses, blocks+sampled)
 		require.GreaterOrEqual(t, c.misses-misses, blocks-sampled)
+	})
+
+	t.Run("no bloom", func(t *testing.T) {
+		// A file without a bloom has nothing to ask: no peek, no gate, one
+		// counted lookup per block.
+		nb := buildFile(t, kvs, WriterOptions{BlockSize: 1024, Encoding: encoding.EncodingFastDiff})
+		c := &dataCache{m: map[int64]*Block{}}
+		r, err := Open(bytes.NewReader(nb), int64(len(nb)), t.Name(), ReaderOptions{Cache: c})
+		require.NoError(t, err)
+		before := r.BlocksRead() // (what Open read)
+		for i := 1; i <= 100; i++ {
+			it := r.NewIterator(true)
+			_, skip := seek(t, it, 2*i)
+			require.False(t, skip)
+			it.Close()
+		}
+		require.Zero(t, c.peeks)
+		require.Zero(t, r.gate.answers.Load())
+		require.Positive(t, c.misses)
+		require.EqualValues(t, r.BlocksRead()-before, c.misses, "each block read is the miss of its one lookup")
 	})
 
 	t.Run("before the file", func(t *testing.T) {
