@@ -637,17 +637,17 @@ func (c *LRU[V]) evictionStep() {
 const inlineEvictionMax = 1 << 20
 
 // runEviction is HBase's evict(): if the cache is above its minimum size it
-// frees down to it with the bucket algorithm, or only max bytes of that if
-// max > 0, and returns the bytes it set out to free (0 if none, or if
+// frees down to it with the bucket algorithm, or only limit bytes of that if
+// limit > 0, and returns the bytes it set out to free (0 if none, or if
 // another run holds the lock).
-func (c *LRU[V]) runEviction(max int64) int64 {
+func (c *LRU[V]) runEviction(limit int64) int64 {
 	if !c.evictMu.TryLock() {
 		return 0
 	}
 	defer c.evictMu.Unlock()
 	toFree := c.size.Load() - c.minSize
-	if max > 0 {
-		toFree = min(toFree, max)
+	if limit > 0 {
+		toFree = min(toFree, limit)
 	}
 	if toFree <= 0 {
 		return 0

@@ -121,7 +121,7 @@ type Options struct {
 	// wakes its eviction thread (hbase.lru.blockcache.eviction.thread, our
 	// extension). By default (false) the insert runs the eviction itself,
 	// as HBase's LruBlockCache does when built without the thread, freeing
-	// at most InlineEvictionMaxBytes (see inlineEvictionMax): waking a
+	// at most the overshoot plus 1 MiB per run (see inlineEvictionMax): waking a
 	// goroutine cost more than a run of a small cache, and a run of a busy
 	// cache that the goroutine did not get to in time let inserts fail at
 	// the hard limit (13,648 of 290,000 in the peer harness's random reads

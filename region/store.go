@@ -270,8 +270,8 @@ type storeReaders struct {
 // memstore's newest version of the column is a put without tags, alive at
 // now under the family's TTL, that no family delete marker in the memstore
 // deletes, and every store file's TIMERANGE ends before the put's
-// timestamp. false
-// means that only a store scanner can tell. The cell is the memstore's.
+// timestamp. false means that only a store scanner can tell. The cell is
+// the memstore's.
 func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now int64) (*encoding.KeyValue, bool) {
 	if ttl := s.options().TTL; ttl > 0 {
 		now -= ttl.Milliseconds()
