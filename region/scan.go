@@ -74,6 +74,7 @@ type Scanner struct {
 	carveRes    *ScanResult          // the owned result being read
 	carvedCells int                  // cells carved for the row being read
 	pendingOwn  bool                 // pending's bytes are cut from slab
+	carving     bool                 // the store scanners carve from the slabs
 	done        bool
 	closed      bool
 	metrics     ScanMetrics
@@ -275,14 +276,15 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 	// Owned results take their cells' memory from res and the slabs as
 	// the store scanners copy them; others copy from the store scanners'
 	// memory.
-	var carver scanner.Carver
-	if owned {
-		carver = (*slabCarver)(sc)
-	}
-	for _, ss := range sc.stores {
-		if ss.Carver() != carver {
+	if owned != sc.carving {
+		var carver scanner.Carver
+		if owned {
+			carver = (*slabCarver)(sc)
+		}
+		for _, ss := range sc.stores {
 			ss.SetCarver(carver)
 		}
+		sc.carving = owned
 	}
 	sc.carveRes = res
 	f := sc.scan.Filter

@@ -12,8 +12,13 @@ import (
 // (same key and sequence id) come from the scanner with the larger Order
 // first.
 type KeyValueHeap struct {
-	cmp    *encoding.Comparer
-	h      scannerHeap
+	cmp *encoding.Comparer
+	h   scannerHeap
+	// top is the top scanner's current cell, nil when the heap is empty:
+	// Peek is asked several times for every cell a store scanner reads, and
+	// the cell only changes when the heap moves a scanner, which it
+	// records here after every move (setTop).
+	top    *encoding.KeyValue
 	all    []KeyValueScanner
 	rowBuf []byte
 	keyBuf []byte
@@ -72,15 +77,19 @@ func (kh *KeyValueHeap) rebuild() {
 		}
 	}
 	heap.Init(&kh.h)
+	kh.setTop()
+}
+
+// setTop records the top scanner's cell after the heap changed.
+func (kh *KeyValueHeap) setTop() {
+	kh.top = nil
+	if len(kh.h.s) > 0 {
+		kh.top = kh.h.s[0].Peek()
+	}
 }
 
 // Peek returns the smallest current cell, nil when every scanner is done.
-func (kh *KeyValueHeap) Peek() *encoding.KeyValue {
-	if len(kh.h.s) == 0 {
-		return nil
-	}
-	return kh.h.s[0].Peek()
-}
+func (kh *KeyValueHeap) Peek() *encoding.KeyValue { return kh.top }
 
 // Next advances past the current cell.
 func (kh *KeyValueHeap) Next() error {
@@ -89,7 +98,7 @@ func (kh *KeyValueHeap) Next() error {
 	}
 	top := kh.h.s[0]
 	if kh.h.reversed {
-		kh.rowBuf = append(kh.rowBuf[:0], top.Peek().Row...)
+		kh.rowBuf = append(kh.rowBuf[:0], kh.top.Row...)
 	}
 	if err := top.Next(); err != nil {
 		return err
@@ -124,7 +133,7 @@ func (kh *KeyValueHeap) Seek(key encoding.Key) error {
 func (kh *KeyValueHeap) Reseek(key encoding.Key) error {
 	for len(kh.h.s) > 0 {
 		top := kh.h.s[0]
-		if kh.cmp.CompareKeyValueKey(top.Peek(), key) >= 0 {
+		if kh.cmp.CompareKeyValueKey(kh.top, key) >= 0 {
 			return nil
 		}
 		if err := top.Reseek(key); err != nil {
@@ -141,7 +150,7 @@ func (kh *KeyValueHeap) SeekToPreviousRow(key encoding.Key) error {
 	row := key.Row()
 	for len(kh.h.s) > 0 {
 		top := kh.h.s[0]
-		if kh.cmp.CompareRows(top.Peek().Row, row) < 0 {
+		if kh.cmp.CompareRows(kh.top.Row, row) < 0 {
 			return nil
 		}
 		if err := top.SeekToPreviousRow(key); err != nil {
@@ -158,7 +167,7 @@ func (kh *KeyValueHeap) BackwardSeek(key encoding.Key) error {
 	row := key.Row()
 	for len(kh.h.s) > 0 {
 		top := kh.h.s[0]
-		kv := top.Peek()
+		kv := kh.top
 		if kh.cmp.CompareRows(kv.Row, row) != 0 || kh.cmp.CompareKeyValueKey(kv, key) >= 0 {
 			return nil
 		}
@@ -205,18 +214,23 @@ func (kh *KeyValueHeap) SeekToPreviousRowAll(key encoding.Key) error {
 }
 
 func (kh *KeyValueHeap) fixTop(top KeyValueScanner) {
+	kv := top.Peek()
 	switch {
-	case top.Peek() == nil:
+	case kv == nil:
 		heap.Pop(&kh.h)
+	case len(kh.h.s) == 1:
+		kh.top = kv
+		return
 	case len(kh.h.s) == 2:
 		// The usual merge (a file and the memstore, or two files): one
 		// comparison, without container/heap's calls through an interface.
 		if kh.h.Less(1, 0) {
 			kh.h.Swap(0, 1)
 		}
-	case len(kh.h.s) > 2:
+	default:
 		heap.Fix(&kh.h, 0)
 	}
+	kh.setTop()
 }
 
 // Close closes every scanner.
@@ -226,5 +240,5 @@ func (kh *KeyValueHeap) Close() {
 	}
 	// Keep the heap's slice for reuse, without the scanners.
 	clear(kh.h.s[:cap(kh.h.s)])
-	kh.all, kh.h.s = nil, kh.h.s[:0]
+	kh.all, kh.h.s, kh.top = nil, kh.h.s[:0], nil
 }

@@ -24,6 +24,9 @@ type StoreScanner struct {
 	famBuf   []byte // the column seekNextCol leaves
 	qualBuf  []byte
 	done     bool
+	// leftRow is set by trySkip when its last step reached another row (or
+	// the end): Row then returns without looking at the cell again.
+	leftRow bool
 
 	// Arena for returned cells when reusing.
 	kvs []encoding.KeyValue
@@ -176,13 +179,7 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			return dst, nil
 		}
 		if s.cmp.CompareRows(kv.Row, row) != 0 {
-			// HBase's matcher asks FilterAllRemaining before anything
-			// else, so its store scanner gives up at the next row's first
-			// cell when the filter became done during this row, before the
-			// region resets it (ColumnCountGetFilter relies on that).
-			if f := s.filter; f != nil && f.FilterAllRemaining() {
-				s.done = true
-			}
+			s.endRow()
 			return dst, nil
 		}
 		var err error
@@ -221,6 +218,21 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		if err != nil {
 			return dst, err
 		}
+		if s.leftRow {
+			s.leftRow = false
+			s.endRow()
+			return dst, nil
+		}
+	}
+}
+
+// endRow is where Row stops, at the next row's first cell. HBase's matcher
+// asks FilterAllRemaining before anything else, so its store scanner gives
+// up there when the filter became done during this row, before the region
+// resets it (ColumnCountGetFilter relies on that).
+func (s *StoreScanner) endRow() {
+	if f := s.filter; f != nil && f.FilterAllRemaining() {
+		s.done = true
 	}
 }
 
@@ -307,6 +319,7 @@ func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 // which must stay unchanged while the heap moves: a copy (seekNextCol's, or
 // the one include made of the cell).
 func (s *StoreScanner) seekPastCol(family, qualifier []byte) error {
+	s.leftRow = false
 	if done, err := s.trySkip(false, family, qualifier); done || err != nil {
 		return err
 	}
@@ -315,6 +328,7 @@ func (s *StoreScanner) seekPastCol(family, qualifier []byte) error {
 }
 
 func (s *StoreScanner) seekNextRow() error {
+	s.leftRow = false
 	if s.matcher.AtLastRow() {
 		// Nothing lies beyond (a Get's row): seeking there would only
 		// cost a descent of every scanner.
@@ -346,6 +360,7 @@ func (s *StoreScanner) trySkip(wholeRow bool, family, qualifier []byte) (bool, e
 		}
 		top := s.heap.Peek()
 		if top == nil || s.cmp.CompareRows(top.Row, row) != 0 {
+			s.leftRow = true
 			return true, nil
 		}
 		if !wholeRow && (string(top.Qualifier) != string(qualifier) || string(top.Family) != string(family)) {
