@@ -295,6 +295,14 @@ func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 	return RowFound, nil
 }
 
+// NextKey implements Seeker.
+func (s *seeker) NextKey() (Key, bool) {
+	if s.data == nil || s.pos+1 >= len(s.cells) {
+		return nil, false
+	}
+	return s.keyAt(s.pos + 1), true
+}
+
 // atFirstKept is what SeekBeforeRow returns when it reached the first kept
 // cell: res if that is the block's first cell, else RowUnknown.
 func (s *seeker) atFirstKept(res int) int {

@@ -102,6 +102,7 @@ func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
 func (closedSeeker) SeekBeforeRow([]byte) (int, error) { return encoding.RowUnknown, errClosed }
+func (closedSeeker) NextKey() (encoding.Key, bool)     { return nil, false }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -553,6 +554,17 @@ func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 		return it.rowFromBlockStart()
 	}
 	return false, nil
+}
+
+// NextKeyInBlock returns the key of the cell Next would move to, without
+// moving, when that cell is in the current block and already decoded (as
+// it is after a step back, which decodes the cells that follow); ok is
+// false otherwise.
+func (it *Iterator) NextKeyInBlock() (encoding.Key, bool) {
+	if it.err != nil || !it.positioned {
+		return nil, false
+	}
+	return it.seeker.NextKey()
 }
 
 // backToOther makes the previous block, whose seeker is on its last cell,

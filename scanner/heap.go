@@ -98,6 +98,15 @@ func (kh *KeyValueHeap) Next() error {
 	}
 	top := kh.h.s[0]
 	if kh.h.reversed {
+		if sf, ok := top.(*StoreFileScanner); ok && sf.rowEndsHere() {
+			// The file's row ends here: straight to the row before.
+			kh.keyBuf = encoding.FirstOnRow(kh.keyBuf[:0], kh.top.Row)
+			if err := top.SeekToPreviousRow(kh.keyBuf); err != nil {
+				return err
+			}
+			kh.fixTop(top)
+			return nil
+		}
 		kh.rowBuf = append(kh.rowBuf[:0], kh.top.Row...)
 	}
 	if err := top.Next(); err != nil {

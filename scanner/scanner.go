@@ -322,6 +322,19 @@ func (s *StoreFileScanner) afterSeek(res int, err error) error {
 	return s.settle(true, nil)
 }
 
+// rowEndsHere reports whether the cell after the current one is known,
+// without moving, to be in another row: a reversed heap then steps back to
+// the previous row from here, instead of stepping forward onto the row
+// after (decoding nothing, but loading the cell and perhaps the next block)
+// to see that the row ended. False means unknown.
+func (s *StoreFileScanner) rowEndsHere() bool {
+	if !s.valid {
+		return false
+	}
+	k, ok := s.it.NextKeyInBlock()
+	return ok && s.cmp.CompareRows(k.Row(), s.cur.Row) != 0
+}
+
 func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
 	err := s.seekToPreviousRow(s.clampHi(k))
 	s.checkLo()
