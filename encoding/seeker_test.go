@@ -322,3 +322,54 @@ func TestSeekAllocs(t *testing.T) {
 		require.Zero(t, allocs, "%s", enc)
 	}
 }
+
+// TestSeekerNextKey: NextKey gives the key Next moves to whenever it says
+// it knows it, never at the block's last cell, and knows it after a step
+// back (the reverse scan's case).
+func TestSeekerNextKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, enc := range testEncodings {
+		f := BlockFormat{IncludesMvcc: true}
+		cells := peCells(rng, 60, 2, 20)
+		payload := encodeBlock(t, enc, f, cells)
+		s, err := NewSeeker(enc, f, InnerStoreComparer)
+		require.NoError(t, err)
+		require.NoError(t, s.Init(payload))
+		_, ok := s.NextKey()
+		require.False(t, ok, "%s: nothing after the first cell is decoded yet", enc)
+		known := 0
+		for pass := 0; pass < 2; pass++ { // the second pass walks kept cells
+			require.NoError(t, s.Rewind())
+			for i := 0; ; i++ {
+				nk, ok := s.NextKey()
+				nk = append(Key(nil), nk...)
+				more, err := s.Next()
+				require.NoError(t, err)
+				if !more {
+					require.False(t, ok, "%s: NextKey at the last cell", enc)
+					require.Equal(t, len(cells)-1, i)
+					break
+				}
+				if ok {
+					known++
+					require.Equal(t, cells[i+1].Key(), s.Key(), "%s: cell %d", enc, i+1)
+					require.Equal(t, []byte(s.Key()), []byte(nk), "%s: NextKey at cell %d", enc, i)
+				}
+			}
+		}
+		require.Positive(t, known, "%s", enc)
+		// A step back leaves the cells after the new position decoded.
+		last := cells[len(cells)-1].Row
+		res, err := s.SeekBeforeRow(last)
+		require.NoError(t, err)
+		if res == RowFound {
+			nk, ok := s.NextKey()
+			require.True(t, ok, "%s", enc)
+			nk = append(Key(nil), nk...)
+			more, err := s.Next()
+			require.NoError(t, err)
+			require.True(t, more)
+			require.Equal(t, []byte(s.Key()), []byte(nk), "%s", enc)
+		}
+	}
+}
