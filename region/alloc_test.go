@@ -3,6 +3,7 @@ package region
 import (
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hfile"
@@ -112,4 +113,12 @@ func TestPointReadAllocs(t *testing.T) {
 		lookup()
 	}
 	require.LessOrEqual(t, testing.AllocsPerRun(500, lookup), 3.0, "one-row scan")
+}
+
+// TestScanResultSize: a block of scanSlabRows results must fill one of
+// Go's size classes exactly (see scanSlabRows); 5,376 is one. Change both
+// together.
+func TestScanResultSize(t *testing.T) {
+	require.Equal(t, uintptr(192), unsafe.Sizeof(ScanResult{}))
+	require.Equal(t, 5376, scanSlabRows*int(unsafe.Sizeof(ScanResult{})))
 }

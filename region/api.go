@@ -128,22 +128,36 @@ func (g *Get) AddColumn(family, qualifier []byte) *Get {
 type Result struct {
 	Cells []*encoding.KeyValue
 
-	// The memory of the cells of a result the region built: their bytes,
-	// their structs, and inline room for a one-cell row, so that a Get
-	// into a new Result allocates it and one buffer. GetInto reuses it.
-	buf  []byte
-	kvs  []encoding.KeyValue
+	// Inline room for a one-cell row, so that a Get into a new Result
+	// allocates it and one buffer for the cell's bytes.
 	kv1  encoding.KeyValue
 	ptr1 [1]*encoding.KeyValue
+	// mem is the memory a Result read into more than once (GetInto,
+	// NextInto) keeps for its cells' bytes and structs. A Result read into
+	// once (Get, Scanner.Next) keeps none: its cells hold what they need,
+	// and each of the many results a scan returns is 40 bytes smaller.
+	mem *resultMem
+}
+
+// resultMem is the reusable memory of a Result.
+type resultMem struct {
+	buf []byte
+	kvs []encoding.KeyValue
 }
 
 // reset empties r for reuse; its cells' memory is overwritten from now on.
+// A Result reset a second time is being reused: it starts keeping memory.
 func (r *Result) reset() {
-	clear(r.Cells)
-	r.Cells, r.buf, r.kvs = r.Cells[:0], r.buf[:0], r.kvs[:0]
 	if r.Cells == nil {
 		r.Cells = r.ptr1[:0]
+		return
 	}
+	clear(r.Cells)
+	r.Cells = r.Cells[:0]
+	if r.mem == nil {
+		r.mem = &resultMem{}
+	}
+	r.mem.buf, r.mem.kvs = r.mem.buf[:0], r.mem.kvs[:0]
 }
 
 // cellBytes returns the bytes of the cells' slices.
@@ -156,33 +170,52 @@ func cellBytes(cells []*encoding.KeyValue) int {
 }
 
 // add appends copies of cells to r, in r's own memory.
-func (r *Result) add(cells []*encoding.KeyValue) {
+func (r *Result) add(cells []*encoding.KeyValue) { r.addTo(cells, nil) }
+
+// addTo is add copying the cells' bytes to buf, if it has room for them.
+func (r *Result) addTo(cells []*encoding.KeyValue, buf []byte) {
 	if len(cells) == 0 {
 		return
 	}
+	var kvs []encoding.KeyValue
+	if m := r.mem; m != nil {
+		if buf == nil {
+			buf = m.buf
+		}
+		kvs = m.kvs
+	}
 	n := cellBytes(cells)
-	if cap(r.buf)-len(r.buf) < n {
+	if cap(buf)-len(buf) < n {
 		// Grow once for this batch; cells already added keep the old
 		// buffer, which stays valid.
-		r.buf = make([]byte, 0, max(n, 2*cap(r.buf)))
+		buf = make([]byte, 0, max(n, 2*cap(buf)))
 	}
 	// Room for every cell at once, as for buf.
 	if need := len(r.Cells) + len(cells); cap(r.Cells) < need {
 		r.Cells = append(make([]*encoding.KeyValue, 0, max(need, 2*cap(r.Cells))), r.Cells...)
 	}
-	if need := len(r.kvs) + len(cells); need > 1 && cap(r.kvs) < need {
-		r.kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(r.kvs)))
+	first := len(r.Cells) == 0
+	if need := len(kvs) + len(cells); first {
+		need--
+		if need > 0 && cap(kvs) < need {
+			kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(kvs)))
+		}
+	} else if cap(kvs) < need {
+		kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(kvs)))
 	}
 	for _, c := range cells {
 		var kv *encoding.KeyValue
-		if len(r.Cells) == 0 && len(r.kvs) == 0 {
+		if len(r.Cells) == 0 {
 			kv = &r.kv1
 		} else {
-			r.kvs = append(r.kvs, encoding.KeyValue{})
-			kv = &r.kvs[len(r.kvs)-1]
+			kvs = append(kvs, encoding.KeyValue{})
+			kv = &kvs[len(kvs)-1]
 		}
-		*kv, r.buf = c.CopyInto(r.buf)
+		*kv, buf = c.CopyInto(buf)
 		r.Cells = append(r.Cells, kv)
+	}
+	if m := r.mem; m != nil {
+		m.buf, m.kvs = buf, kvs
 	}
 }
 

@@ -184,11 +184,12 @@ func (sc *Scanner) Next() (*ScanResult, error) {
 	return res, nil
 }
 
-// Sizes of the blocks Next cuts its results from. 28 results of 232 bytes
-// are 6,496 bytes, which Go's allocator serves from its 6,528-byte class,
-// five to a span; 32 made 7,424 bytes, rounded up to 8 KiB, one object per
-// span, so that every block cost a refill of the allocator's span cache (5%
-// of a cached scan's profile). Recheck if ScanResult changes size.
+// Sizes of the blocks Next cuts its results from. 28 results of 192 bytes
+// are 5,376 bytes, one of Go's size classes, three to a span. A size just
+// above a class wastes the rest: 32 results of the earlier 232 bytes made
+// 7,424 bytes, rounded up to 8 KiB, one object per span, so that every
+// block cost a refill of the allocator's span cache (5% of a cached scan's
+// profile). TestScanResultSize keeps this in step with ScanResult.
 const (
 	scanSlabRows  = 28
 	scanSlabBytes = 32 << 10
@@ -435,8 +436,7 @@ func (sc *Scanner) emit(res *ScanResult, cells []*encoding.KeyValue, owned, carv
 		// The cells live in res (the first) and the slabs already.
 		res.Cells = append(res.Cells, cells[:n]...)
 	case owned:
-		res.buf = sc.carve(cellBytes(cells[:n]))
-		res.add(cells[:n])
+		res.addTo(cells[:n], sc.carve(cellBytes(cells[:n])))
 	default:
 		res.add(cells[:n])
 	}

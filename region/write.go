@@ -141,7 +141,7 @@ func (s *writeScratch) release() {
 	clear(s.spans)
 	s.spans = s.spans[:0]
 	s.pending = encoding.KeyValue{}
-	if cap(s.cur.buf) > maxScratchBytes {
+	if m := s.cur.mem; m != nil && cap(m.buf) > maxScratchBytes {
 		s.cur = Result{}
 	}
 	s.cur.reset() // its cells point at its own memory only
