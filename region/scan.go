@@ -75,6 +75,7 @@ type Scanner struct {
 	carvedCells int                  // cells carved for the row being read
 	pendingOwn  bool                 // pending's bytes are cut from slab
 	carving     bool                 // the store scanners carve from the slabs
+	simple      bool                 // one store, no filter, whole rows: nextSimple
 	done        bool
 	closed      bool
 	metrics     ScanMetrics
@@ -153,6 +154,8 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		sc.opened = i + 1
 	}
 	st.ssp = sc.stores
+	sc.simple = len(sc.stores) == 1 && s.Filter == nil && s.Batch <= 0 &&
+		!(s.AllowPartialResults && s.MaxResultSize > 0) && s.StoreLimit <= 0 && s.StoreOffset <= 0
 	return sc, nil
 }
 
@@ -288,6 +291,9 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		sc.carving = owned
 	}
 	sc.carveRes = res
+	if sc.simple {
+		return sc.nextSimple(res, owned)
+	}
 	f := sc.scan.Filter
 	for !sc.done {
 		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
@@ -385,6 +391,43 @@ func (sc *Scanner) nextInto(res *ScanResult, owned bool) (bool, error) {
 		}
 		sc.rows++
 		sc.emit(res, cells, owned, owned)
+		return true, nil
+	}
+	return false, nil
+}
+
+// nextSimple is nextInto's loop for the usual scan (simple): one store,
+// no filter, whole rows. No row is split, so nothing is ever pending, and
+// each row's cells go to res as the store scanner returns them.
+func (sc *Scanner) nextSimple(res *ScanResult, owned bool) (bool, error) {
+	ss := sc.stores[0]
+	for !sc.done {
+		if sc.scan.Limit > 0 && sc.rows >= sc.scan.Limit {
+			sc.done = true
+			break
+		}
+		if ss.PeekRow() == nil {
+			sc.done = true
+			break
+		}
+		sc.carvedCells = 0
+		cells, err := ss.Row(sc.cells[:0])
+		if err != nil {
+			return false, errors.Wrapf(err, "region %s: scan", sc.r.dir)
+		}
+		sc.cells = cells
+		sc.metrics.RowsScanned++
+		if len(cells) == 0 {
+			sc.metrics.RowsFiltered++
+			continue
+		}
+		sc.rows++
+		if owned {
+			// The cells live in res (the first) and the slabs already.
+			res.Cells = append(res.Cells, cells...)
+		} else {
+			res.add(cells)
+		}
 		return true, nil
 	}
 	return false, nil
