@@ -251,6 +251,10 @@ type Block struct {
 	// and always for blocks that are not cached. A cache that is a
 	// CacheRecharger charges it to the block when it is attached.
 	restarts atomic.Pointer[encoding.RestartIndex]
+	// accel is a non-root index block's search aid, built once lookups
+	// (which counts them) reaches indexAccelAfter; charged as restarts is.
+	accel   atomic.Pointer[indexAccel]
+	lookups atomic.Uint32
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

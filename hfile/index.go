@@ -1,7 +1,9 @@
 package hfile
 
 import (
+	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -149,6 +151,116 @@ func (x nonRootIndex) entry(i int) (offset int64, size int32, key []byte, ok boo
 // search returns the largest i with key(i) <= key, or -1.
 func (x nonRootIndex) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
 	lo, hi := 0, x.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		_, _, k, ok := x.entry(m)
+		if !ok {
+			return 0, false
+		}
+		if cmp(k, key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1, true
+}
+
+// indexAccel speeds up the search of a cached non-root index block, whose
+// binary search otherwise reads an entry and compares whole keys at every
+// step, two cache misses each across the block. It holds, for each entry,
+// the 8 bytes of the entry's row that follow the prefix all its rows share
+// (big-endian, zero padded), so that most steps compare two words in one
+// small array; only entries whose word equals the key's are compared in
+// full. Rows that differ in their words are ordered by them, since the
+// words of zero-padded rows keep the rows' byte order (strictly, when they
+// differ): so it serves the byte-ordered row comparers, not hbase:meta's.
+type indexAccel struct {
+	prefix []byte
+	words  []uint64
+}
+
+// memSize returns the bytes a holds, for cache accounting.
+func (a *indexAccel) memSize() int64 { return int64(8*len(a.words) + 64) }
+
+// rowWord returns the 8 bytes of row from p on, big-endian, zero padded.
+func rowWord(row []byte, p int) uint64 {
+	var w [8]byte
+	if p < len(row) {
+		copy(w[:], row[p:])
+	}
+	return binary.BigEndian.Uint64(w[:])
+}
+
+// buildIndexAccel returns x's indexAccel, nil if an entry is malformed
+// (the plain search then reports it). Its prefix aliases x's bytes, which
+// an index block keeps for its life (index blocks are never pooled).
+func buildIndexAccel(x nonRootIndex) *indexAccel {
+	row := func(i int) ([]byte, bool) {
+		_, _, k, ok := x.entry(i)
+		if !ok || len(k) < encoding.RowLenSize {
+			return nil, false
+		}
+		rl := int(binary.BigEndian.Uint16(k))
+		if encoding.RowLenSize+rl > len(k) {
+			return nil, false
+		}
+		return k[encoding.RowLenSize : encoding.RowLenSize+rl], true
+	}
+	prefix, ok := row(0)
+	if !ok {
+		return nil
+	}
+	for i := 1; i < x.n; i++ {
+		r, ok := row(i)
+		if !ok {
+			return nil
+		}
+		n := 0
+		for n < len(prefix) && n < len(r) && prefix[n] == r[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	a := &indexAccel{prefix: prefix[:len(prefix):len(prefix)], words: make([]uint64, x.n)}
+	for i := range a.words {
+		r, _ := row(i)
+		a.words[i] = rowWord(r, len(prefix))
+	}
+	return a
+}
+
+// search is x.search(key) for a well-formed key, with a's help.
+func (a *indexAccel) search(x nonRootIndex, key []byte, cmp func(a, b []byte) int) (int, bool) {
+	if len(key) < encoding.RowLenSize {
+		return x.search(key, cmp)
+	}
+	rl := int(binary.BigEndian.Uint16(key))
+	if encoding.RowLenSize+rl > len(key) {
+		return x.search(key, cmp)
+	}
+	row := key[encoding.RowLenSize : encoding.RowLenSize+rl]
+	if !bytes.HasPrefix(row, a.prefix) {
+		// Every entry's row has the prefix: all of them are after row, or
+		// all before it.
+		if bytes.Compare(row, a.prefix) < 0 {
+			return -1, true
+		}
+		return x.n - 1, true
+	}
+	w := rowWord(row, len(a.prefix))
+	// Entries before lo have smaller rows, entries from hi on larger ones;
+	// those between share the key's word and are compared whole.
+	lo, _ := slices.BinarySearch(a.words, w)
+	hi, top := lo, len(a.words)
+	for hi < top { // the first word above w
+		m := int(uint(hi+top) >> 1)
+		if a.words[m] <= w {
+			hi = m + 1
+		} else {
+			top = m
+		}
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		_, _, k, ok := x.entry(m)

@@ -761,7 +761,13 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 		if err != nil {
 			return 0, 0, nil, false, errors.Wrapf(err, "hfile %s", r.name)
 		}
-		j, ok := x.search(key, r.compareKeys)
+		var j int
+		var ok bool
+		if a := r.indexAccel(b, x); a != nil {
+			j, ok = a.search(x, key, r.compareKeys)
+		} else {
+			j, ok = x.search(key, r.compareKeys)
+		}
 		if ok && j < 0 {
 			return 0, 0, nil, false, r.corruptf(off, "index block does not cover key %s", key)
 		}
@@ -781,6 +787,35 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 		off, size = o, int(s)
 	}
 	return off, size, nextIndexed, true, nil
+}
+
+// indexAccelAfter is the lookup of an index block that builds its search
+// aid: a block the cache drops again after a few lookups (a cache far too
+// small for the index) never pays for one.
+const indexAccelAfter = 16
+
+// indexAccel returns the search aid of b, the non-root index block x,
+// building it on the block's indexAccelAfter-th lookup; nil before, under hbase:meta's
+// row order, which is not the rows' byte order, and for a block with a
+// malformed entry.
+func (r *Reader) indexAccel(b *Block, x nonRootIndex) *indexAccel {
+	if a := b.accel.Load(); a != nil || r.cmp.IsMeta() {
+		return a
+	}
+	if b.lookups.Add(1) < indexAccelAfter {
+		return nil
+	}
+	a := buildIndexAccel(x)
+	if a == nil {
+		return nil
+	}
+	if b.accel.CompareAndSwap(nil, a) {
+		if r.recharger != nil && r.opts.Cache != nil {
+			r.recharger.RechargeBlock(r.opts.FileID, b.Offset, b, a.memSize())
+		}
+		return a
+	}
+	return b.accel.Load()
 }
 
 // Blooms returns the general and delete-family bloom filters, nil if absent.

@@ -1,0 +1,76 @@
+package hfile
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIndexAccelSearch holds indexAccel.search against the plain binary
+// search of the same non-root index block, for keys at, between, before
+// and after the entries, over rows that share long prefixes, differ only
+// past the accelerator's 8 bytes, are prefixes of one another, or hold
+// zero bytes (which the words pad with).
+func TestIndexAccelSearch(t *testing.T) {
+	cmp := encoding.InnerStoreComparer
+	alphabets := []string{"ab", "\x00\x01", "abcdefghijklmnopqrstuvwxyz"}
+	for seed := uint64(0); seed < 60; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		alpha := alphabets[seed%3]
+		prefix := []byte("")
+		if seed%2 == 0 {
+			prefix = []byte(fmt.Sprintf("table-%d/", rng.IntN(3)))
+		}
+		randRow := func() []byte {
+			r := append([]byte(nil), prefix...)
+			for n := rng.IntN(14); n > 0; n-- {
+				r = append(r, alpha[rng.IntN(len(alpha))])
+			}
+			return r
+		}
+		key := func(row []byte, ts int64) encoding.Key {
+			return encoding.AppendKey(nil, row, []byte("f"), []byte("q"), ts, encoding.TypePut)
+		}
+		var keys []encoding.Key
+		for n := 1 + rng.IntN(300); n > 0; n-- {
+			keys = append(keys, key(randRow(), rng.Int64N(5)))
+		}
+		slices.SortFunc(keys, func(a, b encoding.Key) int { return cmp.CompareKeys(a, b) })
+		keys = slices.CompactFunc(keys, func(a, b encoding.Key) bool { return cmp.CompareKeys(a, b) == 0 })
+		var c indexChunk
+		for i, k := range keys {
+			c.add(k, int64(i)*100, 100, int64(i+1))
+		}
+		x, err := parseNonRootIndex(c.appendNonRoot(nil), 0)
+		require.NoError(t, err)
+		a := buildIndexAccel(x)
+		require.NotNil(t, a)
+		cmpKeys := func(p, q []byte) int { return cmp.CompareKeys(p, q) }
+		probes := append([]encoding.Key(nil), keys...)
+		for i := 0; i < 400; i++ {
+			probes = append(probes, key(randRow(), rng.Int64N(7)-1))
+		}
+		probes = append(probes, key(nil, 0), key([]byte("\xff\xff"), 0), key(prefix, 0))
+		for _, p := range probes {
+			want, wok := x.search(p, cmpKeys)
+			got, gok := a.search(x, p, cmpKeys)
+			require.Equal(t, wok, gok)
+			require.Equal(t, want, got, "seed %d key %q (prefix %q)", seed, p, a.prefix)
+		}
+	}
+}
+
+// TestIndexAccelMalformed: an entry that does not parse leaves the block
+// without an accelerator, so the plain search reports it.
+func TestIndexAccelMalformed(t *testing.T) {
+	var c indexChunk
+	c.add([]byte{0, 9, 'a'}, 0, 100, 1) // row length 9 in a 3-byte key
+	c.add(encoding.AppendKey(nil, []byte("b"), nil, nil, 0, encoding.TypePut), 100, 100, 2)
+	x, err := parseNonRootIndex(c.appendNonRoot(nil), 0)
+	require.NoError(t, err)
+	require.Nil(t, buildIndexAccel(x))
+}
