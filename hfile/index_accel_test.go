@@ -74,3 +74,38 @@ func TestIndexAccelMalformed(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, buildIndexAccel(x))
 }
+
+// BenchmarkNonRootIndexSearch: one search of a 16 KiB leaf index block of
+// harness-like rows (user%010d), plain and with the accelerator.
+//
+//	go test ./hfile -run '^$' -bench NonRootIndexSearch
+func BenchmarkNonRootIndexSearch(b *testing.B) {
+	cmp := encoding.InnerStoreComparer
+	var c indexChunk
+	var keys []encoding.Key
+	for i := 0; c.nonRootSize() < DefaultIndexBlockMaxSize; i++ {
+		k := encoding.AppendKey(nil, []byte(fmt.Sprintf("user%010d", i*37)), []byte("f"), []byte("v"), 1, encoding.TypePut)
+		keys = append(keys, k)
+		c.add(k, int64(i)*4096, 4096, int64(i+1))
+	}
+	x, err := parseNonRootIndex(c.appendNonRoot(nil), 0)
+	require.NoError(b, err)
+	a := buildIndexAccel(x)
+	cmpKeys := func(p, q []byte) int { return cmp.CompareKeys(p, q) }
+	probes := make([]encoding.Key, 1024)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range probes {
+		probes[i] = encoding.AppendKey(nil, []byte(fmt.Sprintf("user%010d", rng.IntN(len(keys)*37))), nil, nil,
+			encoding.LatestTimestamp, encoding.TypeMaximum)
+	}
+	b.Run("plain", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.search(probes[i%len(probes)], cmpKeys)
+		}
+	})
+	b.Run("accel", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			a.search(x, probes[i%len(probes)], cmpKeys)
+		}
+	})
+}
