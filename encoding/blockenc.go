@@ -187,11 +187,12 @@ type Seeker interface {
 	// and says why: RowBeforeBlock, RowAtBlockStart or RowUnknown. The
 	// search starts at the current cell, which may be in row or before it.
 	SeekBeforeRow(row []byte) (int, error)
-	// NextKey returns the key of the cell after the current one, without
-	// moving, if the seeker has decoded it already (ok is false otherwise,
-	// and at the block's last cell). A reverse scan asks it to see that a
-	// row ends here without stepping forward and back.
-	NextKey() (k Key, ok bool)
+	// NextStartsRow reports whether the cell after the current one is in
+	// another row, without moving, if the seeker has decoded that cell
+	// already (ok is false otherwise, and at the block's last cell). A
+	// reverse scan asks it to see that a row ends here without stepping
+	// forward and back.
+	NextStartsRow() (starts, ok bool)
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,

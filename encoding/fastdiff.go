@@ -417,6 +417,15 @@ func (s *seeker) decodeFastDiffCommon(dst, ref *cellState, off int) bool {
 	}
 	s.commitKey(dst, keys, base)
 	dst.offset, dst.next = int32(off), int32(p)
+	// The row length is pk's: the row is pk's when the shared prefix
+	// covers it, and another when the first byte after the prefix differs
+	// (an encoder need not share all it could: then it is compared).
+	switch {
+	case common >= prevRowEnd:
+		dst.rowRel = rowSame
+	case k[common] != pk[common]:
+		dst.rowRel = rowNew
+	}
 	return true
 }
 

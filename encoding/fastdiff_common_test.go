@@ -12,6 +12,7 @@ type fdCell struct {
 	key, value, tags []byte
 	seq              SeqNum
 	offset           int
+	rowRel           uint8 // the cell's cellState.rowRel
 }
 
 // decodeAll decodes payload cell by cell with FAST_DIFF in format f, the
@@ -27,7 +28,8 @@ func decodeAll(t testing.TB, f BlockFormat, payload []byte, common bool) ([]fdCe
 	}
 	var cells []fdCell
 	for {
-		cells = append(cells, fdCell{bytes.Clone(s.Key()), bytes.Clone(s.Value()), bytes.Clone(s.Tags()), s.SeqNum(), s.Offset()})
+		cells = append(cells, fdCell{bytes.Clone(s.Key()), bytes.Clone(s.Value()), bytes.Clone(s.Tags()), s.SeqNum(), s.Offset(),
+			s.cells[s.pos].rowRel})
 		ok, err := s.Next()
 		if err != nil {
 			requireCorruption(t, err)
@@ -54,6 +56,15 @@ func checkFastDiffCommon(t testing.TB, f BlockFormat, payload []byte) {
 		if !bytes.Equal(g.key, w.key) || !bytes.Equal(g.value, w.value) || !bytes.Equal(g.tags, w.tags) ||
 			g.seq != w.seq || g.offset != w.offset {
 			t.Fatalf("%s: cell %d: common path %+v, general %+v", formatName(f), i, g, w)
+		}
+		// Where the common path says how the row relates to the previous
+		// cell's, it is right (an encoder that shares less than it could
+		// leaves it unknown).
+		if i > 0 && g.rowRel != rowUnknown {
+			same := bytes.Equal(Key(g.key).Row(), Key(got[i-1].key).Row())
+			if same != (g.rowRel == rowSame) {
+				t.Fatalf("%s: cell %d: rowRel %d, but the rows are the same: %v", formatName(f), i, g.rowRel, same)
+			}
 		}
 	}
 }

@@ -262,9 +262,11 @@ func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 	if s.data == nil {
 		return RowUnknown, errSeekerNotInitialized
 	}
-	// The last kept cell of a row before row...
+	// The last kept cell of a row before row... (c is how cells[i]'s row
+	// compares with row; a step to a cell known to share its row keeps it,
+	// and a step out of row itself reaches a row before it.)
 	i := s.pos
-	for s.cmp.CompareRows(s.keyAt(i).Row(), row) >= 0 {
+	for c := s.cmp.CompareRows(s.keyAt(i).Row(), row); c >= 0; {
 		if i == 0 {
 			var ok bool
 			var err error
@@ -272,7 +274,15 @@ func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 				return s.atFirstKept(RowBeforeBlock), err
 			}
 		}
+		rel := s.cells[i].rowRel
 		i--
+		switch {
+		case rel == rowSame:
+		case rel == rowNew && c == 0:
+			c = -1
+		default:
+			c = s.cmp.CompareRows(s.keyAt(i).Row(), row)
+		}
 	}
 	// ...and that row's first cell, which must not be the block's first:
 	// the row may begin in the block before.
@@ -286,7 +296,8 @@ func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 				return s.atFirstKept(RowAtBlockStart), err
 			}
 		}
-		if s.cmp.CompareRows(s.keyAt(j-1).Row(), r) != 0 {
+		if rel := s.cells[j].rowRel; rel == rowNew ||
+			rel == rowUnknown && s.cmp.CompareRows(s.keyAt(j-1).Row(), r) != 0 {
 			break
 		}
 		j--
@@ -295,12 +306,18 @@ func (s *seeker) SeekBeforeRow(row []byte) (int, error) {
 	return RowFound, nil
 }
 
-// NextKey implements Seeker.
-func (s *seeker) NextKey() (Key, bool) {
+// NextStartsRow implements Seeker.
+func (s *seeker) NextStartsRow() (starts, ok bool) {
 	if s.data == nil || s.pos+1 >= len(s.cells) {
-		return nil, false
+		return false, false
 	}
-	return s.keyAt(s.pos + 1), true
+	switch s.cells[s.pos+1].rowRel {
+	case rowSame:
+		return false, true
+	case rowNew:
+		return true, true
+	}
+	return s.cmp.CompareRows(s.keyAt(s.pos+1).Row(), s.key.Row()) != 0, true
 }
 
 // atFirstKept is what SeekBeforeRow returns when it reached the first kept

@@ -31,7 +31,19 @@ type cellState struct {
 	tagsOff int32
 	tagsLen int32
 	seq     SeqNum
+	// rowRel is how the cell's row relates to the previous cell's, in
+	// block order, where the decoder saw it for free (FAST_DIFF's common
+	// prefix): rowSame, rowNew, or rowUnknown, when the row must be
+	// compared. Reverse scans step over rows with it.
+	rowRel uint8
 }
+
+// Values of cellState.rowRel.
+const (
+	rowUnknown uint8 = iota
+	rowSame
+	rowNew
+)
 
 // seeker implements Seeker for NONE, PREFIX, FAST_DIFF and ROW_INDEX_V1
 // (whose cells are NONE's). They differ only in how one cell is decoded
@@ -476,6 +488,7 @@ func (s *seeker) Offset() int {
 // prefix, and FAST_DIFF also lengths, type and value, from it. Encoded
 // formats append the key to s.keys, and only on success.
 func (s *seeker) decode(dst, ref *cellState, off int) error {
+	dst.rowRel = rowUnknown
 	switch s.enc {
 	case EncodingNone, EncodingRowIndexV1:
 		return s.decodeNone(dst, off)

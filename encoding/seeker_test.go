@@ -2,6 +2,7 @@ package encoding
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"math/rand/v2"
 	"os"
@@ -323,53 +324,63 @@ func TestSeekAllocs(t *testing.T) {
 	}
 }
 
-// TestSeekerNextKey: NextKey gives the key Next moves to whenever it says
-// it knows it, never at the block's last cell, and knows it after a step
-// back (the reverse scan's case).
-func TestSeekerNextKey(t *testing.T) {
+// TestSeekerNextStartsRow: NextStartsRow says whether the cell Next moves
+// to is in another row whenever it says it knows, never at the block's last
+// cell, and knows after a step back (the reverse scan's case). The cells'
+// rowRel, where a decoder set it, agrees with comparing their rows.
+func TestSeekerNextStartsRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, enc := range testEncodings {
 		f := BlockFormat{IncludesMvcc: true}
 		cells := peCells(rng, 60, 2, 20)
 		payload := encodeBlock(t, enc, f, cells)
-		s, err := NewSeeker(enc, f, InnerStoreComparer)
+		sk, err := NewSeeker(enc, f, InnerStoreComparer)
 		require.NoError(t, err)
-		require.NoError(t, s.Init(payload))
-		_, ok := s.NextKey()
+		require.NoError(t, sk.Init(payload))
+		_, ok := sk.NextStartsRow()
 		require.False(t, ok, "%s: nothing after the first cell is decoded yet", enc)
 		known := 0
 		for pass := 0; pass < 2; pass++ { // the second pass walks kept cells
-			require.NoError(t, s.Rewind())
+			require.NoError(t, sk.Rewind())
 			for i := 0; ; i++ {
-				nk, ok := s.NextKey()
-				nk = append(Key(nil), nk...)
-				more, err := s.Next()
+				starts, ok := sk.NextStartsRow()
+				more, err := sk.Next()
 				require.NoError(t, err)
 				if !more {
-					require.False(t, ok, "%s: NextKey at the last cell", enc)
+					require.False(t, ok, "%s: NextStartsRow at the last cell", enc)
 					require.Equal(t, len(cells)-1, i)
 					break
 				}
+				require.Equal(t, cells[i+1].Key(), sk.Key(), "%s: cell %d", enc, i+1)
 				if ok {
 					known++
-					require.Equal(t, cells[i+1].Key(), s.Key(), "%s: cell %d", enc, i+1)
-					require.Equal(t, []byte(s.Key()), []byte(nk), "%s: NextKey at cell %d", enc, i)
+					require.Equal(t, !bytes.Equal(cells[i].Row, cells[i+1].Row), starts, "%s: cell %d", enc, i)
 				}
 			}
 		}
 		require.Positive(t, known, "%s", enc)
+		s := sk.(*seeker)
+		for i := 1; i < len(s.cells); i++ {
+			same := bytes.Equal(s.keyAt(i).Row(), s.keyAt(i-1).Row())
+			switch s.cells[i].rowRel {
+			case rowSame:
+				require.True(t, same, "%s: cell %d", enc, i)
+			case rowNew:
+				require.False(t, same, "%s: cell %d", enc, i)
+			}
+		}
 		// A step back leaves the cells after the new position decoded.
 		last := cells[len(cells)-1].Row
-		res, err := s.SeekBeforeRow(last)
+		res, err := sk.SeekBeforeRow(last)
 		require.NoError(t, err)
 		if res == RowFound {
-			nk, ok := s.NextKey()
+			starts, ok := sk.NextStartsRow()
 			require.True(t, ok, "%s", enc)
-			nk = append(Key(nil), nk...)
-			more, err := s.Next()
+			row := append([]byte(nil), sk.Key().Row()...)
+			more, err := sk.Next()
 			require.NoError(t, err)
 			require.True(t, more)
-			require.Equal(t, []byte(s.Key()), []byte(nk), "%s", enc)
+			require.Equal(t, !bytes.Equal(row, sk.Key().Row()), starts, "%s", enc)
 		}
 	}
 }

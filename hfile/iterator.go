@@ -102,7 +102,7 @@ func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
 func (closedSeeker) SeekBeforeRow([]byte) (int, error) { return encoding.RowUnknown, errClosed }
-func (closedSeeker) NextKey() (encoding.Key, bool)     { return nil, false }
+func (closedSeeker) NextStartsRow() (bool, bool)       { return false, false }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -556,15 +556,15 @@ func (it *Iterator) SeekBeforeRow(row []byte) (bool, error) {
 	return false, nil
 }
 
-// NextKeyInBlock returns the key of the cell Next would move to, without
-// moving, when that cell is in the current block and already decoded (as
-// it is after a step back, which decodes the cells that follow); ok is
-// false otherwise.
-func (it *Iterator) NextKeyInBlock() (encoding.Key, bool) {
+// NextStartsRow reports whether the cell Next would move to is in another
+// row, without moving, when that cell is in the current block and already
+// decoded (as it is after a step back, which decodes the cells that
+// follow); ok is false otherwise.
+func (it *Iterator) NextStartsRow() (starts, ok bool) {
 	if it.err != nil || !it.positioned {
-		return nil, false
+		return false, false
 	}
-	return it.seeker.NextKey()
+	return it.seeker.NextStartsRow()
 }
 
 // backToOther makes the previous block, whose seeker is on its last cell,

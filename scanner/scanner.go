@@ -331,8 +331,8 @@ func (s *StoreFileScanner) rowEndsHere() bool {
 	if !s.valid {
 		return false
 	}
-	k, ok := s.it.NextKeyInBlock()
-	return ok && s.cmp.CompareRows(k.Row(), s.cur.Row) != 0
+	starts, ok := s.it.NextStartsRow()
+	return ok && starts
 }
 
 func (s *StoreFileScanner) SeekToPreviousRow(k encoding.Key) error {
