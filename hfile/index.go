@@ -150,7 +150,12 @@ func (x nonRootIndex) entry(i int) (offset int64, size int32, key []byte, ok boo
 
 // search returns the largest i with key(i) <= key, or -1.
 func (x nonRootIndex) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
-	lo, hi := 0, x.n
+	return x.searchRange(0, x.n, key, cmp)
+}
+
+// searchRange is search among entries [lo, hi), knowing that those before
+// lo are <= key and those from hi on are > key.
+func (x nonRootIndex) searchRange(lo, hi int, key []byte, cmp func(a, b []byte) int) (int, bool) {
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		_, _, k, ok := x.entry(m)
@@ -261,19 +266,7 @@ func (a *indexAccel) search(x nonRootIndex, key []byte, cmp func(a, b []byte) in
 			top = m
 		}
 	}
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		_, _, k, ok := x.entry(m)
-		if !ok {
-			return 0, false
-		}
-		if cmp(k, key) <= 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1, true
+	return x.searchRange(lo, hi, key, cmp)
 }
 
 // indexChunk accumulates index entries for one index block being written.
