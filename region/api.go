@@ -194,13 +194,11 @@ func (r *Result) addTo(cells []*encoding.KeyValue, buf []byte) {
 	if need := len(r.Cells) + len(cells); cap(r.Cells) < need {
 		r.Cells = append(make([]*encoding.KeyValue, 0, max(need, 2*cap(r.Cells))), r.Cells...)
 	}
-	first := len(r.Cells) == 0
-	if need := len(kvs) + len(cells); first {
-		need--
-		if need > 0 && cap(kvs) < need {
-			kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(kvs)))
-		}
-	} else if cap(kvs) < need {
+	need := len(kvs) + len(cells)
+	if len(r.Cells) == 0 {
+		need-- // the first cell goes to kv1
+	}
+	if need > 0 && cap(kvs) < need {
 		kvs = make([]encoding.KeyValue, 0, max(need, 2*cap(kvs)))
 	}
 	for _, c := range cells {

@@ -49,9 +49,6 @@ type Carver interface {
 // copied once rather than twice.
 func (s *StoreScanner) SetCarver(c Carver) { s.carver = c }
 
-// Carver returns what SetCarver set.
-func (s *StoreScanner) Carver() Carver { return s.carver }
-
 // NewStoreScanner positions scanners at opts.StartRow (for a reversed scan,
 // at the last row <= it) and returns a StoreScanner over them. It takes
 // ownership of the scanners.
