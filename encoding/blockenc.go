@@ -193,6 +193,11 @@ type Seeker interface {
 	// reverse scan asks it to see that a row ends here without stepping
 	// forward and back.
 	NextStartsRow() (starts, ok bool)
+	// StartsRow reports whether the current cell is in another row than
+	// the cell before it in the block, when the decoder saw that for free
+	// (ok is false otherwise, and at the block's first cell). A forward
+	// scan asks it to see that a row ended without comparing rows.
+	StartsRow() (starts, ok bool)
 }
 
 // NewBlockEncoder returns an encoder for blocks of encoding enc and format f,

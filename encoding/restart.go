@@ -320,6 +320,20 @@ func (s *seeker) NextStartsRow() (starts, ok bool) {
 	return s.cmp.CompareRows(s.keyAt(s.pos+1).Row(), s.key.Row()) != 0, true
 }
 
+// StartsRow implements Seeker.
+func (s *seeker) StartsRow() (starts, ok bool) {
+	if s.data == nil || s.pos >= len(s.cells) {
+		return false, false
+	}
+	switch s.cells[s.pos].rowRel {
+	case rowSame:
+		return false, true
+	case rowNew:
+		return true, true
+	}
+	return false, false
+}
+
 // atFirstKept is what SeekBeforeRow returns when it reached the first kept
 // cell: res if that is the block's first cell, else RowUnknown.
 func (s *seeker) atFirstKept(res int) int {

@@ -384,3 +384,51 @@ func TestSeekerNextStartsRow(t *testing.T) {
 		}
 	}
 }
+
+// TestSeekerStartsRow checks StartsRow against the rows on every cell of a
+// forward walk, after Init, after a seek (which may start from a restart
+// sample) and on kept cells, and that it knows nothing at the block's first
+// cell.
+func TestSeekerStartsRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, enc := range testEncodings {
+		f := BlockFormat{IncludesMvcc: true}
+		cells := peCells(rng, 80, 3, 20)
+		payload := encodeBlock(t, enc, f, cells)
+		sk, err := NewSeeker(enc, f, InnerStoreComparer)
+		require.NoError(t, err)
+		require.NoError(t, sk.Init(payload))
+		_, ok := sk.StartsRow()
+		require.False(t, ok, "%s: the block's first cell", enc)
+		known := 0
+		check := func(from int) {
+			for i := from; ; i++ {
+				require.Equal(t, cells[i].Key(), sk.Key(), "%s: cell %d", enc, i)
+				if starts, ok := sk.StartsRow(); ok {
+					require.Positive(t, i, "%s: known at the first cell", enc)
+					known++
+					require.Equal(t, !bytes.Equal(cells[i-1].Row, cells[i].Row), starts, "%s: cell %d", enc, i)
+				}
+				more, err := sk.Next()
+				require.NoError(t, err)
+				if !more {
+					require.Equal(t, len(cells)-1, i)
+					return
+				}
+			}
+		}
+		check(0)
+		require.NoError(t, sk.Rewind())
+		check(0) // kept cells
+		for _, at := range []int{1, 7, 33, len(cells) / 2, len(cells) - 1} {
+			require.NoError(t, sk.Init(payload))
+			res, err := sk.SeekToKeyInBlock(cells[at].Key(), false)
+			require.NoError(t, err)
+			require.Equal(t, SeekExact, res, "%s: seek to cell %d", enc, at)
+			check(at)
+		}
+		if enc == EncodingFastDiff {
+			require.Positive(t, known, "%s", enc)
+		}
+	}
+}

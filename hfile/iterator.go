@@ -103,6 +103,7 @@ func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 }
 func (closedSeeker) SeekBeforeRow([]byte) (int, error) { return encoding.RowUnknown, errClosed }
 func (closedSeeker) NextStartsRow() (bool, bool)       { return false, false }
+func (closedSeeker) StartsRow() (bool, bool)           { return false, false }
 
 // NewIterator returns an unpositioned iterator. With cacheBlocks, data blocks
 // it reads are offered to the block cache (index and bloom blocks always are).
@@ -565,6 +566,16 @@ func (it *Iterator) NextStartsRow() (starts, ok bool) {
 		return false, false
 	}
 	return it.seeker.NextStartsRow()
+}
+
+// StartsRow reports whether the current cell is in another row than the
+// cell before it, when the block's decoder knows without comparing rows; ok
+// is false otherwise, and at a block's first cell.
+func (it *Iterator) StartsRow() (starts, ok bool) {
+	if it.err != nil || !it.positioned {
+		return false, false
+	}
+	return it.seeker.StartsRow()
 }
 
 // backToOther makes the previous block, whose seeker is on its last cell,

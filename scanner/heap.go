@@ -126,6 +126,23 @@ func (kh *KeyValueHeap) Next() error {
 	return nil
 }
 
+// nextStartsRow is Next for a forward heap that also reports whether the
+// new top cell is in another row than the one it leaves, when that is known
+// without comparing rows: the heap holds one scanner, a store file's, whose
+// block decoder saw it.
+func (kh *KeyValueHeap) nextStartsRow() (starts, known bool, err error) {
+	if len(kh.h.s) == 1 && !kh.h.reversed {
+		if sf, ok := kh.h.s[0].(*StoreFileScanner); ok {
+			if starts, known, err = sf.nextStartsRow(); err != nil {
+				return false, false, err
+			}
+			kh.fixTop(sf)
+			return starts, known, nil
+		}
+	}
+	return false, false, kh.Next()
+}
+
 // Seek positions every scanner at the first cell >= key.
 func (kh *KeyValueHeap) Seek(key encoding.Key) error {
 	for _, s := range kh.all {

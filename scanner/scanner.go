@@ -277,6 +277,21 @@ func (s *StoreFileScanner) Next() error {
 	return s.settle(s.it.Next())
 }
 
+// nextStartsRow is Next that also reports whether the cell it moves to is
+// in another row than the one it leaves, when the block's decoder knows
+// without comparing rows: known is false when it does not, or when Next
+// stepped over cells the read point hides.
+func (s *StoreFileScanner) nextStartsRow() (starts, known bool, err error) {
+	if !s.valid {
+		return false, false, nil
+	}
+	ok, err := s.it.Next()
+	if ok && err == nil && s.it.SeqNum() <= s.readPoint {
+		starts, known = s.it.StartsRow()
+	}
+	return starts, known, s.settle(ok, err)
+}
+
 func (s *StoreFileScanner) Seek(k encoding.Key) error {
 	s.hasHint = false
 	if s.hasProbe {

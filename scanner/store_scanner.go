@@ -167,7 +167,7 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 	}
 	s.matcher.SetRow(kv.Row)
 	row := s.matcher.Row()
-	for {
+	for first := true; ; first = false {
 		if s.done {
 			return dst, nil
 		}
@@ -175,7 +175,8 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		if kv == nil {
 			return dst, nil
 		}
-		if s.cmp.CompareRows(kv.Row, row) != 0 {
+		// The first cell is the row's (SetRow took its row from it).
+		if !first && s.cmp.CompareRows(kv.Row, row) != 0 {
 			s.endRow()
 			return dst, nil
 		}
@@ -352,11 +353,12 @@ func (s *StoreScanner) seekNextRow() error {
 func (s *StoreScanner) trySkip(wholeRow bool, family, qualifier []byte) (bool, error) {
 	row := s.matcher.Row()
 	for i := 0; i < skipSteps; i++ {
-		if err := s.heap.Next(); err != nil {
+		starts, known, err := s.heap.nextStartsRow()
+		if err != nil {
 			return false, err
 		}
 		top := s.heap.Peek()
-		if top == nil || s.cmp.CompareRows(top.Row, row) != 0 {
+		if top == nil || (known && starts) || (!known && s.cmp.CompareRows(top.Row, row) != 0) {
 			s.leftRow = true
 			return true, nil
 		}
