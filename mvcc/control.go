@@ -2,6 +2,7 @@ package mvcc
 
 import (
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -299,6 +300,14 @@ func (c *Control) CompleteAndWait(e *WriteEntry) {
 	if c.Complete(e) {
 		return
 	}
+	// The writes ahead of e are most often running, or runnable: yield to
+	// them a few times before parking, which costs a wake-up per entry.
+	for i := 0; i < waitYields; i++ {
+		runtime.Gosched()
+		if c.readPoint.Load() >= e.writeNumber {
+			return
+		}
+	}
 	// Complete marked e completed and left it in the queue. Add before
 	// registering, so that the drain's Done cannot come first.
 	e.wake.Add(1)
@@ -313,6 +322,9 @@ func (c *Control) CompleteAndWait(e *WriteEntry) {
 	}
 	e.wake.Wait()
 }
+
+// waitYields is how many times CompleteAndWait yields before it parks.
+const waitYields = 2
 
 // Await waits until every write begun before the call is visible. It does so
 // by beginning a marker entry and completing it with CompleteAndWait, so like
