@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"fmt"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -91,4 +93,46 @@ func TestNewest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNewestReadsClone: a run of Newest lookups clones the live tree and
+// later lookups read the clone without the segment's lock. Versions added
+// to existing columns keep the clone and are seen through it; a new column
+// drops it, and is found at once.
+func TestNewestReadsClone(t *testing.T) {
+	m := New(encoding.InnerStoreComparer)
+	rows := 100 // past learnSkipAt, so the segment has picked its prefix
+	for i := 0; i < rows; i++ {
+		m.Add(kv(fmt.Sprintf("ctr%04d", i), "c", 1, encoding.SeqNum(i+1), "0"))
+	}
+	seg, _ := m.Segments()
+	seq := encoding.SeqNum(rows)
+	value := func(i int) string {
+		kv, _ := m.Newest([]byte(fmt.Sprintf("ctr%04d", i)), []byte("f"), []byte("c"), seq)
+		if kv == nil {
+			return ""
+		}
+		return string(kv.Value)
+	}
+	for i := 0; i < cloneAfterLiveReads; i++ {
+		require.Equal(t, "0", value(i))
+	}
+	require.NotNil(t, seg.readTree.Load(), "a run of lookups clones the tree")
+	for n := 1; n <= 3; n++ {
+		for i := 0; i < rows; i += 7 {
+			seq++
+			m.Add(kv(fmt.Sprintf("ctr%04d", i), "c", int64(1+n), seq, fmt.Sprint(n)))
+			require.Equal(t, fmt.Sprint(n), value(i), "row %d, version %d", i, n)
+			require.Equal(t, fmt.Sprint(n-1), func() string {
+				kv, _ := m.Newest([]byte(fmt.Sprintf("ctr%04d", i)), []byte("f"), []byte("c"), seq-1)
+				return string(kv.Value)
+			}(), "row %d: the older version at the older read point", i)
+		}
+	}
+	require.NotNil(t, seg.readTree.Load(), "new versions keep the clone")
+	require.Equal(t, "", value(rows))
+	seq++
+	m.Add(kv(fmt.Sprintf("ctr%04d", rows), "c", 1, seq, "new"))
+	require.Nil(t, seg.readTree.Load(), "a new column drops the clone")
+	require.Equal(t, "new", value(rows))
 }

@@ -541,6 +541,21 @@ func (s *Segment) Newest(row, family, qualifier []byte, readPoint encoding.SeqNu
 // grows (under mu, with atomic links), so a walk of it after the lookup sees
 // every cell added before.
 func (s *Segment) column(row, family, qualifier []byte) *column {
+	if t := s.readTree.Load(); t != nil {
+		// A clone (or the frozen tree) is read without mu, so that point
+		// reads do not queue behind writers: Increments on existing
+		// columns add versions without changing the tree, and keep it.
+		p := columnProbes.Get().(*columnProbe)
+		p.kv = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
+		p.col.kv = &p.kv
+		e, ok := t.Get(s.entry(&p.kv, &p.col))
+		p.kv, p.col.kv = encoding.KeyValue{}, nil
+		columnProbes.Put(p)
+		if !ok {
+			return nil
+		}
+		return e.col
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &s.mu.probeKV
@@ -549,11 +564,26 @@ func (s *Segment) column(row, family, qualifier []byte) *column {
 	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
 	s.mu.probe.kv = nil
 	*p = encoding.KeyValue{}
+	// A run of lookups with no new column in between clones the tree for
+	// the lookups after, as a scanner's refills do (readLive); not before
+	// the segment has picked its skip prefix, which a clone would fix.
+	if s.mu.liveReads++; s.mu.liveReads >= cloneAfterLiveReads && s.learned && !s.frozen.Load() {
+		s.cloned = true
+		s.readTree.Store(s.mu.tree.Clone())
+	}
 	if !ok {
 		return nil
 	}
 	return e.col
 }
+
+// columnProbe is the seek key of a lookup in a tree read without mu.
+type columnProbe struct {
+	kv  encoding.KeyValue
+	col column
+}
+
+var columnProbes = sync.Pool{New: func() any { return new(columnProbe) }}
 
 // familyDeleteCovers reports whether a DeleteFamily marker at or after ts,
 // or a DeleteFamilyVersion marker at ts, of family in row is visible at
