@@ -33,13 +33,20 @@ const (
 
 type rowLockShard struct {
 	mu sync.Mutex
-	// locks maps a row hash to the held locks of rows with that hash.
+	// slots and locks map a row hash to the held locks of rows with that
+	// hash. A shard most often holds one lock or two at a time, so their
+	// chains sit in slots, and only more go to the map: a lone writer
+	// takes and drops its locks without a map insert and delete.
+	slots [rowLockSlots]*rowLock
 	locks map[uint64]*rowLock
 	free  []*rowLock
 	// Pads the shard to 64 bytes, a cache line, so shards do not share
 	// one.
-	_ [64 - 8 - 8 - 24]byte
+	_ [64 - 8 - 8*rowLockSlots - 8 - 24]byte
 }
+
+// rowLockSlots is how many hash chains a shard keeps out of its map.
+const rowLockSlots = 2
 
 // rowLock is one row's lock while it is held or waited for. Only its shard's
 // mutex guards it.
@@ -149,8 +156,53 @@ func (l *rowLocks) unlockRows(held []*rowLock, exclusive bool) {
 	}
 }
 
+// head returns where the chain of hash h starts: a slot or the map entry,
+// nil if no held lock has that hash.
+func (s *rowLockShard) head(h uint64) *rowLock {
+	for _, rl := range s.slots {
+		if rl != nil && rl.hash == h {
+			return rl
+		}
+	}
+	if len(s.locks) == 0 {
+		return nil
+	}
+	return s.locks[h]
+}
+
+// setHead makes rl (nil: none) the start of the chain of hash h.
+func (s *rowLockShard) setHead(h uint64, rl *rowLock) {
+	for i, sl := range s.slots {
+		if sl != nil && sl.hash == h {
+			s.slots[i] = rl
+			return
+		}
+	}
+	if _, ok := s.locks[h]; ok {
+		if rl == nil {
+			delete(s.locks, h)
+		} else {
+			s.locks[h] = rl
+		}
+		return
+	}
+	if rl == nil {
+		return
+	}
+	for i, sl := range s.slots {
+		if sl == nil {
+			s.slots[i] = rl
+			return
+		}
+	}
+	if s.locks == nil {
+		s.locks = map[uint64]*rowLock{}
+	}
+	s.locks[h] = rl
+}
+
 func (s *rowLockShard) find(h uint64, row []byte) *rowLock {
-	for rl := s.locks[h]; rl != nil; rl = rl.next {
+	for rl := s.head(h); rl != nil; rl = rl.next {
 		if bytes.Equal(rl.key, row) {
 			return rl
 		}
@@ -165,21 +217,14 @@ func (s *rowLockShard) insert(h uint64, row []byte) *rowLock {
 	} else {
 		rl = &rowLock{shard: s}
 	}
-	if s.locks == nil {
-		s.locks = map[uint64]*rowLock{}
-	}
-	rl.hash, rl.key, rl.next = h, append(rl.key[:0], row...), s.locks[h]
-	s.locks[h] = rl
+	rl.hash, rl.key, rl.next = h, append(rl.key[:0], row...), s.head(h)
+	s.setHead(h, rl)
 	return rl
 }
 
 func (s *rowLockShard) remove(rl *rowLock) {
-	if p := s.locks[rl.hash]; p == rl {
-		if rl.next == nil {
-			delete(s.locks, rl.hash)
-		} else {
-			s.locks[rl.hash] = rl.next
-		}
+	if p := s.head(rl.hash); p == rl {
+		s.setHead(rl.hash, rl.next)
 	} else {
 		for p.next != rl {
 			p = p.next

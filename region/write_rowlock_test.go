@@ -3,6 +3,7 @@ package region
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -60,6 +61,7 @@ func TestRowLockSharedAndExclusive(t *testing.T) {
 	l.unlock(again, true)
 	for i := range l.shards {
 		require.Empty(t, l.shards[i].locks, "shard %d holds released locks", i)
+		require.Equal(t, [rowLockSlots]*rowLock{}, l.shards[i].slots, "shard %d holds released locks", i)
 	}
 }
 
@@ -80,10 +82,46 @@ func TestRowLockHashCollision(t *testing.T) {
 	s.remove(c)
 	s.remove(a)
 	require.Empty(t, s.locks)
+	require.Equal(t, [rowLockSlots]*rowLock{}, s.slots)
 	// Reused objects take their new row.
 	d := s.insert(h, []byte("d"))
 	require.Equal(t, "d", string(d.key))
 	require.Same(t, d, s.find(h, []byte("d")))
+}
+
+// TestRowLockShardSpill holds more hash chains in one shard than it has
+// slots, so that some go to its map, with collisions in both, and releases
+// them in several orders: every held lock is found until it is released,
+// and a shard left empty holds nothing.
+func TestRowLockShardSpill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 50; round++ {
+		var s rowLockShard
+		held := map[string]*rowLock{}
+		n := 1 + rng.IntN(4*rowLockSlots+4)
+		for i := 0; i < n; i++ {
+			row := fmt.Sprintf("r%d", i)
+			h := uint64(rng.IntN(rowLockSlots + 2)) // few hashes: collisions
+			held[row] = s.insert(h, []byte(row))
+		}
+		rows := make([]string, 0, len(held))
+		for row := range held {
+			rows = append(rows, row)
+		}
+		rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		for k, row := range rows {
+			rl := held[row]
+			s.remove(rl)
+			delete(held, row)
+			require.Nil(t, s.find(rl.hash, []byte(row)), "round %d: %s after release", round, row)
+			for _, other := range rows[k+1:] {
+				o := held[other]
+				require.Same(t, o, s.find(o.hash, []byte(other)), "round %d: %s", round, other)
+			}
+		}
+		require.Empty(t, s.locks, "round %d", round)
+		require.Equal(t, [rowLockSlots]*rowLock{}, s.slots, "round %d", round)
+	}
 }
 
 // TestRowLockExclusion has writers increment a plain counter per row under
