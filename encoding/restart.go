@@ -197,11 +197,12 @@ func (s *seeker) jumpAhead(key Key) bool {
 	return true
 }
 
-// extendBack decodes the sample run before the first kept cell and puts
-// its cells in front of the kept ones, so that a reverse scan, which steps
-// back a row at a time, decodes each cell of the block once: without it,
-// every step before the kept cells would start again from a sample and
-// drop what it decoded. It reports whether it extended.
+// extendBack decodes the sample runs before the first kept cell, at least
+// as many cells as are kept, and puts them in front of the kept ones, so
+// that a reverse scan, which steps back a row at a time, decodes each cell
+// of the block once: without it, every step before the kept cells would
+// start again from a sample and drop what it decoded. It reports whether it
+// extended.
 //
 // REQUIRES: s.idx != nil.
 func (s *seeker) extendBack() (bool, error) {
@@ -212,6 +213,10 @@ func (s *seeker) extendBack() (bool, error) {
 	if j >= len(s.idx.cells) {
 		return false, nil
 	}
+	// Decode at least as many cells as are kept (from an earlier sample),
+	// so that the kept cells move up front O(log n) times per block
+	// rather than once per sample run.
+	j = min(j, max(0, s.first-len(s.cells))/RestartInterval)
 	run := s.back[:0]
 	c := s.idx.cells[j]
 	if !s.idx.none {
