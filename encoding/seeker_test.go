@@ -324,6 +324,20 @@ func TestSeekAllocs(t *testing.T) {
 	}
 }
 
+// initSeeker encodes pe-style cells of rows rows and cols columns in one
+// block of enc, with MVCC, and returns them, the block's payload and a
+// Seeker at the first.
+func initSeeker(t *testing.T, rng *rand.Rand, enc DataBlockEncoding, rows, cols int) ([]KeyValue, []byte, Seeker) {
+	t.Helper()
+	f := BlockFormat{IncludesMvcc: true}
+	cells := peCells(rng, rows, cols, 20)
+	payload := encodeBlock(t, enc, f, cells)
+	sk, err := NewSeeker(enc, f, InnerStoreComparer)
+	require.NoError(t, err)
+	require.NoError(t, sk.Init(payload))
+	return cells, payload, sk
+}
+
 // TestSeekerNextStartsRow: NextStartsRow says whether the cell Next moves
 // to is in another row whenever it says it knows, never at the block's last
 // cell, and knows after a step back (the reverse scan's case). The cells'
@@ -331,12 +345,7 @@ func TestSeekAllocs(t *testing.T) {
 func TestSeekerNextStartsRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, enc := range testEncodings {
-		f := BlockFormat{IncludesMvcc: true}
-		cells := peCells(rng, 60, 2, 20)
-		payload := encodeBlock(t, enc, f, cells)
-		sk, err := NewSeeker(enc, f, InnerStoreComparer)
-		require.NoError(t, err)
-		require.NoError(t, sk.Init(payload))
+		cells, _, sk := initSeeker(t, rng, enc, 60, 2)
 		_, ok := sk.NextStartsRow()
 		require.False(t, ok, "%s: nothing after the first cell is decoded yet", enc)
 		known := 0
@@ -392,12 +401,7 @@ func TestSeekerNextStartsRow(t *testing.T) {
 func TestSeekerStartsRow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for _, enc := range testEncodings {
-		f := BlockFormat{IncludesMvcc: true}
-		cells := peCells(rng, 80, 3, 20)
-		payload := encodeBlock(t, enc, f, cells)
-		sk, err := NewSeeker(enc, f, InnerStoreComparer)
-		require.NoError(t, err)
-		require.NoError(t, sk.Init(payload))
+		cells, payload, sk := initSeeker(t, rng, enc, 80, 3)
 		_, ok := sk.StartsRow()
 		require.False(t, ok, "%s: the block's first cell", enc)
 		known := 0

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"fmt"
-
 	"testing"
 
 	"github.com/stretchr/testify/require"

@@ -546,24 +546,13 @@ func (s *Segment) column(row, family, qualifier []byte) *column {
 		// reads do not queue behind writers: Increments on existing
 		// columns add versions without changing the tree, and keep it.
 		p := columnProbes.Get().(*columnProbe)
-		p.kv = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
-		p.col.kv = &p.kv
-		e, ok := t.Get(s.entry(&p.kv, &p.col))
-		p.kv, p.col.kv = encoding.KeyValue{}, nil
+		col := s.lookup(t, &p.kv, &p.col, row, family, qualifier)
 		columnProbes.Put(p)
-		if !ok {
-			return nil
-		}
-		return e.col
+		return col
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := &s.mu.probeKV
-	*p = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
-	s.mu.probe.kv = p
-	e, ok := s.mu.tree.Get(s.entry(p, &s.mu.probe))
-	s.mu.probe.kv = nil
-	*p = encoding.KeyValue{}
+	col := s.lookup(s.mu.tree, &s.mu.probeKV, &s.mu.probe, row, family, qualifier)
 	// A run of lookups with no new column in between clones the tree for
 	// the lookups after, as a scanner's refills do (readLive); not before
 	// the segment has picked its skip prefix, which a clone would fix.
@@ -571,6 +560,17 @@ func (s *Segment) column(row, family, qualifier []byte) *column {
 		s.cloned = true
 		s.readTree.Store(s.mu.tree.Clone())
 	}
+	return col
+}
+
+// lookup finds the column of row, family and qualifier in t, building the
+// seek key in kv and probe and clearing them after, so that neither keeps
+// the caller's slices alive.
+func (s *Segment) lookup(t *btree.BTreeG[entry], kv *encoding.KeyValue, probe *column, row, family, qualifier []byte) *column {
+	*kv = encoding.KeyValue{Row: row, Family: family, Qualifier: qualifier, Type: encoding.TypePut}
+	probe.kv = kv
+	e, ok := t.Get(s.entry(kv, probe))
+	*kv, probe.kv = encoding.KeyValue{}, nil
 	if !ok {
 		return nil
 	}
