@@ -1,6 +1,7 @@
 package region
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -93,9 +94,12 @@ func TestWALTornTailCounted(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, segs)
 	last := segs[len(segs)-1]
-	st, err := os.Stat(last)
+	data, err := os.ReadFile(last)
 	require.NoError(t, err)
-	require.NoError(t, os.Truncate(last, st.Size()-3))
+	// A mapped segment ends in the zeros allocated ahead of its writes:
+	// the newest record ends before them.
+	end := len(bytes.TrimRight(data, "\x00"))
+	require.NoError(t, os.Truncate(last, int64(end-3)))
 	require.NoError(t, os.Remove(filepath.Join(crashed, ".lock")))
 	r2, err := Open(crashed, Options{})
 	require.NoError(t, err)

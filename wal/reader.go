@@ -44,6 +44,9 @@ type segmentSummary struct {
 	validSize int64 // bytes up to the end of the last intact record
 	hasHeader bool  // the segment has an intact header
 	torn      bool
+	// zeroTail: only zeros follow the last intact record, the space a
+	// mapped segment allocates ahead of its writes (see mappedFile).
+	zeroTail bool
 }
 
 // Reader reads the entries of a sequence of segments in order, telling a
@@ -257,6 +260,14 @@ func (r *Reader) tornOrCorrupt(off int64, cause error) error {
 	rest := make([]byte, r.size-off)
 	if _, err := r.f.ReadAt(rest, off); err != nil && err != io.EOF {
 		return errors.Wrapf(err, "wal: read %s", path)
+	}
+	if r.cur.hasHeader && r.size%mapChunk == 0 && allZero(rest) {
+		// Allocated ahead and never written: a mapped segment whose
+		// writer stopped before Close cut it, which is the only file
+		// to end in zeros at a chunk boundary. The end of the log, not
+		// a torn write. Only the last segment ends so.
+		r.cur.zeroTail = true
+		return io.EOF
 	}
 	if j, ok := record.FindValid(rest, 1, isEntry); ok {
 		return encoding.MarkCorruption(errors.Wrapf(cause,

@@ -46,6 +46,10 @@ type Options struct {
 	// Logger receives warnings (a torn tail repaired on Open); slog.Default()
 	// if nil.
 	Logger *slog.Logger
+	// PlainWrites writes segments with write(2) even where they could be
+	// written through a shared mapping (Linux, the operating system's
+	// filesystem; see mappedFile). Segments of another FS always are.
+	PlainWrites bool
 }
 
 func (o Options) withDefaults() Options {
@@ -245,8 +249,14 @@ func (w *Writer) recover() (lastNum uint64, _ error) {
 			if err := w.truncate(s.path, s.validSize); err != nil {
 				return 0, err
 			}
+		case s.zeroTail:
+			// A mapped segment's space allocated ahead: cut, so that it
+			// does not end in zeros once a segment follows it.
+			if err := w.truncate(s.path, s.validSize); err != nil {
+				return 0, err
+			}
 		}
-		last, lastSynced = s.path, s.torn // truncate synced a torn one
+		last, lastSynced = s.path, s.torn || s.zeroTail // truncate synced it
 		w.mu.closed = append(w.mu.closed, segment{num: num, path: s.path, maxSeq: s.maxSeq, size: s.validSize})
 	}
 	// The newest segment stops being the last one: fsync it before a new
@@ -308,6 +318,9 @@ func (w *Writer) createSegment(num uint64) (vfs.File, segment, error) {
 	if err := vfs.SyncDir(w.fs, w.dir); err != nil {
 		_ = f.Close()
 		return nil, segment{}, errors.Wrapf(err, "wal: sync %s", w.dir)
+	}
+	if !w.opts.PlainWrites {
+		f = mapSegment(f, int64(len(hdr)))
 	}
 	return f, segment{num: num, path: path, size: int64(len(hdr))}, nil
 }
