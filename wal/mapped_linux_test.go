@@ -15,13 +15,7 @@ import (
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	ents, err := os.ReadDir(src)
-	require.NoError(t, err)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644))
-	}
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
 	return dst
 }
 

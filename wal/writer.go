@@ -242,16 +242,15 @@ func (w *Writer) recover() (lastNum uint64, _ error) {
 			}
 			removed = true
 			continue
-		case s.torn:
-			st := r.Stats()
-			w.opts.Logger.Warn("wal: truncating a torn tail", "segment", s.path,
-				"offset", st.TornOffset, "droppedBytes", st.DroppedBytes)
-			if err := w.truncate(s.path, s.validSize); err != nil {
-				return 0, err
+		case s.torn, s.zeroTail:
+			// A zero tail is a mapped segment's space allocated ahead,
+			// not damage: cut quietly, so that the segment does not end
+			// in zeros once another follows it.
+			if s.torn {
+				st := r.Stats()
+				w.opts.Logger.Warn("wal: truncating a torn tail", "segment", s.path,
+					"offset", st.TornOffset, "droppedBytes", st.DroppedBytes)
 			}
-		case s.zeroTail:
-			// A mapped segment's space allocated ahead: cut, so that it
-			// does not end in zeros once a segment follows it.
 			if err := w.truncate(s.path, s.validSize); err != nil {
 				return 0, err
 			}
