@@ -140,6 +140,36 @@ func (kv *KeyValue) CopyTo(dst *KeyValue, buf []byte) []byte {
 	return buf
 }
 
+// CopyFilledTo is CopyTo for a cell that key filled (Key.Fill): the row,
+// family and qualifier, which lie together in key with only the family's
+// length byte between them, are copied in one move, and the family's
+// length byte with them; buf then grows by FilledCopySize(kv) bytes.
+func (kv *KeyValue) CopyFilledTo(dst *KeyValue, key Key, buf []byte) []byte {
+	names := key[RowLenSize : len(key)-TimestampTypeSize]
+	s := len(buf)
+	buf = append(append(buf, names...), kv.Value...)
+	m := buf[s:]
+	fs := len(kv.Row) + FamLenSize
+	fe, qe := fs+len(kv.Family), len(names)
+	dst.Row, dst.Family, dst.Qualifier = m[:fs-FamLenSize:fs-FamLenSize], m[fs:fe:fe], m[fe:qe:qe]
+	dst.Value = m[qe:len(m):len(m)]
+	if kv.Value == nil {
+		dst.Value = nil
+	}
+	dst.Timestamp, dst.Type, dst.SeqNum, dst.Tags = kv.Timestamp, kv.Type, kv.SeqNum, nil
+	if kv.Tags != nil {
+		p := len(buf)
+		buf = append(buf, kv.Tags...)
+		dst.Tags = buf[p:len(buf):len(buf)]
+	}
+	return buf
+}
+
+// FilledCopySize is how many bytes CopyFilledTo takes for kv.
+func FilledCopySize(kv *KeyValue) int {
+	return len(kv.Row) + FamLenSize + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
+}
+
 // String formats kv as HBase's KeyValue.toString: row/family:qualifier/ts/Type/vlen=N/seqid=N.
 func (kv *KeyValue) String() string {
 	var sb strings.Builder

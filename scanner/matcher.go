@@ -323,6 +323,23 @@ func (m *QueryMatcher) nextColumnOrRow(kv *encoding.KeyValue) MatchCode {
 	return MatchSeekNextCol
 }
 
+// plain reports whether the read takes the newest version of every column
+// and nothing else decides: one version, all time, no TTL, no column list,
+// no filter, forward. (Deletes and per-cell TTL tags still need Match.)
+func (m *QueryMatcher) plain() bool {
+	o := &m.opts
+	return o.MaxVersions == 1 && o.TimeRange == AllTime && m.oldestTS == math.MinInt64 &&
+		len(o.Columns) == 0 && o.Filter == nil && !o.Reversed
+}
+
+// resumeColumn puts the matcher where Match leaves it after including the
+// newest version of qualifier, at ts, in a plain read: the column's older
+// versions are then skipped.
+func (m *QueryMatcher) resumeColumn(qualifier []byte, ts int64) {
+	m.startColumn(qualifier)
+	m.versions, m.lastTS = 1, ts
+}
+
 func (m *QueryMatcher) startColumn(q []byte) {
 	m.col = append(m.col[:0], q...)
 	m.colStarted = true

@@ -27,6 +27,10 @@ type StoreScanner struct {
 	// leftRow is set by trySkip when its last step reached another row (or
 	// the end): Row then returns without looking at the cell again.
 	leftRow bool
+	// plain says the read wants the newest version of every column and no
+	// more, forward, without a filter: Row then reads a row alone from a
+	// heap of one store file (plainRow).
+	plain bool
 
 	// Arena for returned cells when reusing.
 	kvs []encoding.KeyValue
@@ -71,6 +75,7 @@ func (s *StoreScanner) Reset(cmp *encoding.Comparer, scanners []KeyValueScanner,
 	// (carver is nil again: a scanner's owner sets it per read.)
 	s.matcher.reset(cmp, opts)
 	s.heap.reset(cmp, scanners, opts.Reversed)
+	s.plain = s.matcher.plain()
 	var err error
 	switch {
 	case !opts.Reversed && opts.StartExclusive:
@@ -165,9 +170,23 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 	if s.reuse {
 		s.kvs, s.buf = s.kvs[:0], s.buf[:0]
 	}
-	s.matcher.SetRow(kv.Row)
+	first := true
+	if s.plain && len(s.heap.h.s) == 1 {
+		if sf, ok := s.heap.h.s[0].(*StoreFileScanner); ok {
+			var handOver bool
+			var err error
+			if dst, handOver, err = s.plainRow(sf, dst); !handOver || err != nil {
+				return dst, err
+			}
+			// The matcher takes the row over where plainRow left it.
+			first = false
+		}
+	}
+	if first {
+		s.matcher.SetRow(kv.Row)
+	}
 	row := s.matcher.Row()
-	for first := true; ; first = false {
+	for ; ; first = false {
 		if s.done {
 			return dst, nil
 		}
@@ -222,6 +241,59 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 			return dst, nil
 		}
 	}
+}
+
+// plainRow is Row for a plain read (s.plain) whose heap holds only sf,
+// the usual scan of a compacted store: it copies the first cell of each
+// column and steps over the column's older versions, without the matcher
+// or the heap, which decide nothing here. At the first cell that needs the
+// matcher (a delete marker, or a cell with tags, which may carry a TTL) it
+// hands over: the matcher is then where Row would have left it, and the
+// caller goes on from that cell.
+func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) (_ []*encoding.KeyValue, handOver bool, err error) {
+	// The heap's top is &sf.cur while sf is valid; once sf is done the
+	// heap must drop it.
+	defer s.heap.fixTop(sf)
+	kv := &sf.cur
+	var last *encoding.KeyValue // the copy of the last cell included
+	for {
+		if kv.Type != encoding.TypePut || len(kv.Tags) > 0 {
+			s.handOver(kv, last)
+			return dst, true, nil
+		}
+		last = s.copyFileCell(sf)
+		dst = append(dst, last)
+		for {
+			starts, known, err := sf.nextStartsRow()
+			if err != nil || !sf.valid || (known && starts) {
+				return dst, false, err
+			}
+			if !known && s.cmp.CompareRows(kv.Row, last.Row) != 0 {
+				return dst, false, nil
+			}
+			if string(kv.Qualifier) != string(last.Qualifier) || string(kv.Family) != string(last.Family) {
+				break // the next column
+			}
+			// An older version of the column (or the same one at a lower
+			// sequence id), hidden: unless it is a marker, which could
+			// mask other columns.
+			if kv.Type != encoding.TypePut {
+				s.handOver(kv, last)
+				return dst, true, nil
+			}
+		}
+	}
+}
+
+// handOver sets the matcher where Row would have it at kv, plainRow having
+// included last (nil: none yet) and stepped over the rest of its column.
+func (s *StoreScanner) handOver(kv, last *encoding.KeyValue) {
+	if last == nil {
+		s.matcher.SetRow(kv.Row)
+		return
+	}
+	s.matcher.SetRow(last.Row)
+	s.matcher.resumeColumn(last.Qualifier, last.Timestamp)
 }
 
 // endRow is where Row stops, at the next row's first cell. HBase's matcher
@@ -286,6 +358,25 @@ func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
 	s.kvs = append(s.kvs, encoding.KeyValue{})
 	c := &s.kvs[len(s.kvs)-1]
 	s.buf = kv.CopyTo(c, s.buf)
+	return c
+}
+
+// copyFileCell is copyCell for sf's current cell, which its iterator's
+// key filled: one move copies its row, family and qualifier.
+func (s *StoreScanner) copyFileCell(sf *StoreFileScanner) *encoding.KeyValue {
+	kv := &sf.cur
+	if !s.reuse {
+		return kv.Clone()
+	}
+	key := sf.it.Key()
+	if s.carver != nil {
+		dst, mem := s.carver.CarveCell(encoding.FilledCopySize(kv))
+		kv.CopyFilledTo(dst, key, mem)
+		return dst
+	}
+	s.kvs = append(s.kvs, encoding.KeyValue{})
+	c := &s.kvs[len(s.kvs)-1]
+	s.buf = kv.CopyFilledTo(c, key, s.buf)
 	return c
 }
 

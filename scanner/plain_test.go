@@ -1,0 +1,141 @@
+package scanner
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hfile"
+	"github.com/stretchr/testify/require"
+)
+
+// ttlTag is a cell TTL tag of ms milliseconds.
+func ttlTag(ms int64) []byte {
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], uint64(ms))
+	return encoding.AppendTag(nil, encoding.TagTypeTTL, v[:])
+}
+
+// oneFile writes kvs, sorted, into one store file with tags and returns a
+// scanner of it at readPoint.
+func oneFile(t *testing.T, kvs []*encoding.KeyValue, readPoint encoding.SeqNum, blockSize int) *StoreFileScanner {
+	sorted := append([]*encoding.KeyValue(nil), kvs...)
+	sort.Slice(sorted, func(a, b int) bool { return testCmp.CompareKeyValues(sorted[a], sorted[b]) < 0 })
+	var buf bytes.Buffer
+	w, err := hfile.NewWriter(&buf, hfile.WriterOptions{BlockSize: blockSize, Encoding: encoding.EncodingFastDiff, IncludesTags: true})
+	require.NoError(t, err)
+	for _, kv := range sorted {
+		require.NoError(t, w.Append(kv))
+	}
+	require.NoError(t, w.Close())
+	r, err := hfile.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "f", hfile.ReaderOptions{})
+	require.NoError(t, err)
+	return NewStoreFileScanner(r, readPoint, 1, false)
+}
+
+// TestStoreScannerPlainAgainstModel checks the plain read path (one store
+// file, newest version of every column, forward, no filter: plainRow)
+// against the model, with delete markers of every kind, versions the read
+// point hides, and cells with TTL tags, live and expired, which plainRow
+// hands to the matcher mid-row. A heap that starts with a memstore
+// segment beside the file takes the plain path once the segment is done.
+func TestStoreScannerPlainAgainstModel(t *testing.T) {
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		kvs := randomStoreCells(rng, 300)
+		now := int64(100)
+		for _, kv := range kvs {
+			if kv.Type == encoding.TypePut && rng.IntN(6) == 0 {
+				// Expired (ts + ttl <= now) or alive.
+				kv.Tags = ttlTag(now - kv.Timestamp + int64(rng.IntN(3)) - 1)
+			}
+		}
+		readPoint := encoding.SeqNum(150 + rng.IntN(200))
+		o := QueryOptions{MaxVersions: 1, NowMillis: now, ReuseCells: rng.IntN(2) == 0}
+		if rng.IntN(2) == 0 {
+			o.StartRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
+		}
+		if rng.IntN(3) == 0 {
+			o.StopRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
+		}
+		// The model: a cell whose TTL tag has passed is not there.
+		var live []*encoding.KeyValue
+		for _, kv := range kvs {
+			if !kv.Expired(0, now) {
+				live = append(live, kv)
+			}
+		}
+		want := model(live, readPoint, o)
+		for row := range want {
+			if !inRange([]byte(row), o) {
+				delete(want, row)
+			}
+		}
+		sfs := oneFile(t, kvs, readPoint, 64+rng.IntN(512))
+		ss, err := NewStoreScanner(testCmp, []KeyValueScanner{sfs}, o)
+		require.NoError(t, err)
+		require.True(t, ss.plain)
+		got := map[string][]string{}
+		for {
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			if !ok {
+				break
+			}
+			row := string(cells[0].Row)
+			_, dup := got[row]
+			require.False(t, dup, "row %s returned twice", row)
+			for _, c := range cells {
+				require.Equal(t, row, string(c.Row))
+				got[row] = append(got[row], fmt.Sprintf("%s/%d=%s", c.Qualifier, c.Timestamp, c.Value))
+			}
+			sort.Strings(got[row])
+		}
+		ss.Close()
+		require.Equal(t, want, got, "seed %d, options %+v", seed, o)
+	}
+}
+
+// TestPlainRowHandsOverMidColumn pins the two hand-overs plainRow makes
+// within a row: a DeleteFamily marker behind the Put of the same (empty)
+// qualifier, which masks the older cells of every later column, and a
+// Put with tags after an included column.
+func TestPlainRowHandsOverMidColumn(t *testing.T) {
+	kv := func(q string, ts int64, typ encoding.Type, v string) *encoding.KeyValue {
+		return &encoding.KeyValue{Row: []byte("r"), Family: []byte("f"), Qualifier: []byte(q), Timestamp: ts,
+			Type: typ, SeqNum: 1, Value: []byte(v)}
+	}
+	tagged := kv("c", 9, encoding.TypePut, "c9")
+	tagged.Tags = ttlTag(1000)
+	kvs := []*encoding.KeyValue{
+		kv("", 9, encoding.TypePut, "e9"),
+		kv("", 5, encoding.TypeDeleteFamily, ""),
+		kv("a", 7, encoding.TypePut, "a7"), // newer than the marker: seen
+		kv("b", 4, encoding.TypePut, "b4"), // masked by the marker
+		tagged,
+		kv("c", 3, encoding.TypePut, "c3"), // an older version
+		kv("d", 5, encoding.TypePut, "d5"), // masked
+	}
+	for _, reuse := range []bool{false, true} {
+		ss, err := NewStoreScanner(testCmp, []KeyValueScanner{oneFile(t, kvs, 10, 4096)},
+			QueryOptions{MaxVersions: 1, NowMillis: 100, ReuseCells: reuse})
+		require.NoError(t, err)
+		cells, ok, err := ss.NextRow(nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		var got []string
+		for _, c := range cells {
+			got = append(got, fmt.Sprintf("%s=%s", c.Qualifier, c.Value))
+		}
+		require.Equal(t, []string{"=e9", "a=a7", "c=c9"}, got)
+		require.Equal(t, tagged.Tags, cells[2].Tags)
+		_, ok, err = ss.NextRow(nil)
+		require.NoError(t, err)
+		require.False(t, ok)
+		ss.Close()
+	}
+}
