@@ -325,11 +325,11 @@ func (m *QueryMatcher) nextColumnOrRow(kv *encoding.KeyValue) MatchCode {
 
 // plain reports whether the read takes the newest version of every column
 // and nothing else decides: one version, all time, no TTL, no column list,
-// no filter, forward. (Deletes and per-cell TTL tags still need Match.)
+// no filter. (Deletes and per-cell TTL tags still need Match.)
 func (m *QueryMatcher) plain() bool {
 	o := &m.opts
 	return o.MaxVersions == 1 && o.TimeRange == AllTime && m.oldestTS == math.MinInt64 &&
-		len(o.Columns) == 0 && o.Filter == nil && !o.Reversed
+		len(o.Columns) == 0 && o.Filter == nil
 }
 
 // resumeColumn puts the matcher where Match leaves it after including the

@@ -38,7 +38,8 @@ func oneFile(t *testing.T, kvs []*encoding.KeyValue, readPoint encoding.SeqNum, 
 }
 
 // TestStoreScannerPlainAgainstModel checks the plain read path (one store
-// file, newest version of every column, forward, no filter: plainRow)
+// file, newest version of every column, no filter: plainRow and
+// plainRowReverse)
 // against the model, with delete markers of every kind, versions the read
 // point hides, and cells with TTL tags, live and expired, which plainRow
 // hands to the matcher mid-row. A heap that starts with a memstore
@@ -55,9 +56,10 @@ func TestStoreScannerPlainAgainstModel(t *testing.T) {
 			}
 		}
 		readPoint := encoding.SeqNum(150 + rng.IntN(200))
-		o := QueryOptions{MaxVersions: 1, NowMillis: now, ReuseCells: rng.IntN(2) == 0}
+		o := QueryOptions{MaxVersions: 1, NowMillis: now, ReuseCells: rng.IntN(2) == 0, Reversed: rng.IntN(2) == 0}
 		if rng.IntN(2) == 0 {
 			o.StartRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
+			o.StartExclusive = rng.IntN(3) == 0
 		}
 		if rng.IntN(3) == 0 {
 			o.StopRow = []byte(fmt.Sprintf("r%02d", rng.IntN(30)))
@@ -80,6 +82,7 @@ func TestStoreScannerPlainAgainstModel(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ss.plain)
 		got := map[string][]string{}
+		last := ""
 		for {
 			cells, ok, err := ss.NextRow(nil)
 			require.NoError(t, err)
@@ -87,6 +90,10 @@ func TestStoreScannerPlainAgainstModel(t *testing.T) {
 				break
 			}
 			row := string(cells[0].Row)
+			if last != "" {
+				require.Equal(t, o.Reversed, row < last, "seed %d: row %s after %s", seed, row, last)
+			}
+			last = row
 			_, dup := got[row]
 			require.False(t, dup, "row %s returned twice", row)
 			for _, c := range cells {
@@ -121,21 +128,23 @@ func TestPlainRowHandsOverMidColumn(t *testing.T) {
 		kv("d", 5, encoding.TypePut, "d5"), // masked
 	}
 	for _, reuse := range []bool{false, true} {
-		ss, err := NewStoreScanner(testCmp, []KeyValueScanner{oneFile(t, kvs, 10, 4096)},
-			QueryOptions{MaxVersions: 1, NowMillis: 100, ReuseCells: reuse})
-		require.NoError(t, err)
-		cells, ok, err := ss.NextRow(nil)
-		require.NoError(t, err)
-		require.True(t, ok)
-		var got []string
-		for _, c := range cells {
-			got = append(got, fmt.Sprintf("%s=%s", c.Qualifier, c.Value))
+		for _, reversed := range []bool{false, true} {
+			ss, err := NewStoreScanner(testCmp, []KeyValueScanner{oneFile(t, kvs, 10, 4096)},
+				QueryOptions{MaxVersions: 1, NowMillis: 100, ReuseCells: reuse, Reversed: reversed})
+			require.NoError(t, err)
+			cells, ok, err := ss.NextRow(nil)
+			require.NoError(t, err)
+			require.True(t, ok)
+			var got []string
+			for _, c := range cells {
+				got = append(got, fmt.Sprintf("%s=%s", c.Qualifier, c.Value))
+			}
+			require.Equal(t, []string{"=e9", "a=a7", "c=c9"}, got)
+			require.Equal(t, tagged.Tags, cells[2].Tags)
+			_, ok, err = ss.NextRow(nil)
+			require.NoError(t, err)
+			require.False(t, ok)
+			ss.Close()
 		}
-		require.Equal(t, []string{"=e9", "a=a7", "c=c9"}, got)
-		require.Equal(t, tagged.Tags, cells[2].Tags)
-		_, ok, err = ss.NextRow(nil)
-		require.NoError(t, err)
-		require.False(t, ok)
-		ss.Close()
 	}
 }

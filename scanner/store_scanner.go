@@ -28,8 +28,8 @@ type StoreScanner struct {
 	// the end): Row then returns without looking at the cell again.
 	leftRow bool
 	// plain says the read wants the newest version of every column and no
-	// more, forward, without a filter: Row then reads a row alone from a
-	// heap of one store file (plainRow).
+	// more, without a filter: Row then reads a row alone from a heap of one
+	// store file (plainRow, plainRowReverse).
 	plain bool
 
 	// Arena for returned cells when reusing.
@@ -175,7 +175,12 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		if sf, ok := s.heap.h.s[0].(*StoreFileScanner); ok {
 			var handOver bool
 			var err error
-			if dst, handOver, err = s.plainRow(sf, dst); !handOver || err != nil {
+			if s.reversed {
+				dst, handOver, err = s.plainRowReverse(sf, dst)
+			} else {
+				dst, handOver, err = s.plainRow(sf, dst)
+			}
+			if !handOver || err != nil {
 				return dst, err
 			}
 			// The matcher takes the row over where plainRow left it.
@@ -283,6 +288,48 @@ func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) 
 			}
 		}
 	}
+}
+
+// plainRowReverse is plainRow for a reversed read: within the row it
+// steps forward as plainRow does, and at the row's end it moves sf to the
+// row before, as a reversed heap's Next would.
+func (s *StoreScanner) plainRowReverse(sf *StoreFileScanner, dst []*encoding.KeyValue) (_ []*encoding.KeyValue, handOver bool, err error) {
+	defer s.heap.fixTop(sf)
+	kv := &sf.cur
+	var last *encoding.KeyValue
+	for {
+		if kv.Type != encoding.TypePut || len(kv.Tags) > 0 {
+			s.handOver(kv, last)
+			return dst, true, nil
+		}
+		last = s.copyFileCell(sf)
+		dst = append(dst, last)
+		for {
+			if sf.rowEndsHere() {
+				return dst, false, s.plainPrevRow(sf, last.Row)
+			}
+			starts, known, err := sf.nextStartsRow()
+			if err != nil {
+				return dst, false, err
+			}
+			if !sf.valid || (known && starts) || (!known && s.cmp.CompareRows(kv.Row, last.Row) != 0) {
+				return dst, false, s.plainPrevRow(sf, last.Row)
+			}
+			if string(kv.Qualifier) != string(last.Qualifier) || string(kv.Family) != string(last.Family) {
+				break
+			}
+			if kv.Type != encoding.TypePut {
+				s.handOver(kv, last)
+				return dst, true, nil
+			}
+		}
+	}
+}
+
+// plainPrevRow moves sf, done with row, to the row before it.
+func (s *StoreScanner) plainPrevRow(sf *StoreFileScanner, row []byte) error {
+	s.keyBuf = encoding.FirstOnRow(s.keyBuf[:0], row)
+	return sf.SeekToPreviousRow(s.keyBuf)
 }
 
 // handOver sets the matcher where Row would have it at kv, plainRow having
