@@ -3,6 +3,7 @@ package region
 import (
 	"bufio"
 	"encoding/binary"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -46,7 +47,7 @@ type StoreFile struct {
 	// stays readable for the scanners that still use it.
 	refs  atomic.Int32
 	cache hfile.Cache
-	file  vfs.File // what Reader reads; closed with it
+	file  io.Closer // what Reader reads (the file, or its mapping); closed with it
 }
 
 func (f *StoreFile) acquire() { f.refs.Add(1) }
@@ -212,12 +213,20 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 		f.Close()
 		return nil, errors.Wrapf(err, "region: store %s: %s", s.name, path)
 	}
-	r, err := hfile.Open(f, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.options().InMemory, Logger: s.log})
+	// A file on disk is read through a mapping: a block cache miss copies
+	// from the page cache instead of calling pread (hfile.MapFile).
+	var src io.ReaderAt = f
+	var file io.Closer = f
+	if osf, ok := f.(*os.File); ok {
+		m := hfile.MapFile(osf, st.Size())
+		src, file = m, m.(io.Closer)
+	}
+	r, err := hfile.Open(src, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.options().InMemory, Logger: s.log})
 	if err != nil {
-		f.Close()
+		file.Close()
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
-	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: f}
+	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: file}
 	sf.refs.Store(1)
 	if seq, _ := parseStoreFileName(filepath.Base(path)); seq > 0 {
 		// As HBase's HStoreFile: the name's sequence id, not the file's

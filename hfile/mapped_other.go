@@ -1,0 +1,12 @@
+//go:build !linux
+
+package hfile
+
+import (
+	"io"
+	"os"
+)
+
+// MapFile returns f: store files are mapped on Linux only (see
+// mapped_linux.go).
+func MapFile(f *os.File, size int64) io.ReaderAt { return f }
