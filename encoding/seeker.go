@@ -237,6 +237,19 @@ func (s *seeker) decodeNext() error {
 	off := s.start
 	if n > 0 {
 		off = int(s.cells[n-1].next)
+		if s.enc == EncodingFastDiff && !noFastDiffCommon && n < cap(s.cells) {
+			// The usual FAST_DIFF cell, decoded straight into its slot
+			// (which decodeFastDiffCommon sets whole).
+			s.cells = s.cells[:n+1]
+			dst := &s.cells[n]
+			dst.rowRel = rowUnknown
+			if s.decodeFastDiffCommon(dst, &s.cells[n-1], off) {
+				s.pos = n
+				s.key = Key(s.keys[dst.keyOff : dst.keyOff+dst.keyLen : dst.keyOff+dst.keyLen])
+				return nil
+			}
+			s.cells = s.cells[:n]
+		}
 	}
 	s.cells = append(s.cells, cellState{})
 	var ref *cellState
