@@ -268,7 +268,7 @@ func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) 
 		}
 		last = s.copyFileCell(sf)
 		dst = append(dst, last)
-		for {
+		for steps := 1; ; steps++ {
 			starts, known, err := sf.nextStartsRow()
 			if err != nil || !sf.valid || (known && starts) {
 				return dst, false, err
@@ -281,8 +281,9 @@ func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) 
 			}
 			// An older version of the column (or the same one at a lower
 			// sequence id), hidden: unless it is a marker, which could
-			// mask other columns.
-			if kv.Type != encoding.TypePut {
+			// mask other columns. Past skipSteps of them the matcher takes
+			// over, and seeks past the rest as Row does.
+			if kv.Type != encoding.TypePut || steps >= skipSteps {
 				s.handOver(kv, last)
 				return dst, true, nil
 			}
@@ -304,7 +305,7 @@ func (s *StoreScanner) plainRowReverse(sf *StoreFileScanner, dst []*encoding.Key
 		}
 		last = s.copyFileCell(sf)
 		dst = append(dst, last)
-		for {
+		for steps := 1; ; steps++ {
 			if sf.rowEndsHere() {
 				return dst, false, s.plainPrevRow(sf, last.Row)
 			}
@@ -318,7 +319,7 @@ func (s *StoreScanner) plainRowReverse(sf *StoreFileScanner, dst []*encoding.Key
 			if string(kv.Qualifier) != string(last.Qualifier) || string(kv.Family) != string(last.Family) {
 				break
 			}
-			if kv.Type != encoding.TypePut {
+			if kv.Type != encoding.TypePut || steps >= skipSteps {
 				s.handOver(kv, last)
 				return dst, true, nil
 			}
