@@ -3,7 +3,6 @@ package region
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/cockroachdb/errors"
 )
@@ -26,9 +25,10 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "region: lock")
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	held, err := tryLock(f)
+	if err != nil || held {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			return nil, errors.Wrapf(ErrLocked, "%s", dir)
 		}
 		return nil, errors.Wrap(err, "region: lock")
