@@ -29,7 +29,7 @@ type StoreScanner struct {
 	leftRow bool
 	// plain says the read wants the newest version of every column and no
 	// more, without a filter: Row then reads a row alone from a heap of one
-	// store file (plainRow, plainRowReverse).
+	// store file (plainRow).
 	plain bool
 
 	// Arena for returned cells when reusing.
@@ -175,12 +175,7 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 		if sf, ok := s.heap.h.s[0].(*StoreFileScanner); ok {
 			var handOver bool
 			var err error
-			if s.reversed {
-				dst, handOver, err = s.plainRowReverse(sf, dst)
-			} else {
-				dst, handOver, err = s.plainRow(sf, dst)
-			}
-			if !handOver || err != nil {
+			if dst, handOver, err = s.plainRow(sf, dst); !handOver || err != nil {
 				return dst, err
 			}
 			// The matcher takes the row over where plainRow left it.
@@ -251,10 +246,12 @@ func (s *StoreScanner) Row(dst []*encoding.KeyValue) ([]*encoding.KeyValue, erro
 // plainRow is Row for a plain read (s.plain) whose heap holds only sf,
 // the usual scan of a compacted store: it copies the first cell of each
 // column and steps over the column's older versions, without the matcher
-// or the heap, which decide nothing here. At the first cell that needs the
-// matcher (a delete marker, or a cell with tags, which may carry a TTL) it
-// hands over: the matcher is then where Row would have left it, and the
-// caller goes on from that cell.
+// or the heap, which decide nothing here. A reversed read steps forward
+// within the row too, and at the row's end moves sf to the row before, as
+// a reversed heap's Next would. At the first cell that needs the matcher
+// (a delete marker, or a cell with tags, which may carry a TTL) it hands
+// over: the matcher is then where Row would have left it, and the caller
+// goes on from that cell.
 func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) (_ []*encoding.KeyValue, handOver bool, err error) {
 	// The heap's top is &sf.cur while sf is valid; once sf is done the
 	// heap must drop it.
@@ -269,11 +266,18 @@ func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) 
 		last = s.copyFileCell(sf)
 		dst = append(dst, last)
 		for steps := 1; ; steps++ {
+			if s.reversed && sf.rowEndsHere() {
+				return dst, false, s.plainPrevRow(sf, last.Row)
+			}
 			starts, known, err := sf.nextStartsRow()
-			if err != nil || !sf.valid || (known && starts) {
+			if err != nil {
 				return dst, false, err
 			}
-			if !known && s.cmp.CompareRows(kv.Row, last.Row) != 0 {
+			if !sf.valid || (known && starts) || (!known && s.cmp.CompareRows(kv.Row, last.Row) != 0) {
+				// The row's end.
+				if s.reversed {
+					return dst, false, s.plainPrevRow(sf, last.Row)
+				}
 				return dst, false, nil
 			}
 			if string(kv.Qualifier) != string(last.Qualifier) || string(kv.Family) != string(last.Family) {
@@ -283,42 +287,6 @@ func (s *StoreScanner) plainRow(sf *StoreFileScanner, dst []*encoding.KeyValue) 
 			// sequence id), hidden: unless it is a marker, which could
 			// mask other columns. Past skipSteps of them the matcher takes
 			// over, and seeks past the rest as Row does.
-			if kv.Type != encoding.TypePut || steps >= skipSteps {
-				s.handOver(kv, last)
-				return dst, true, nil
-			}
-		}
-	}
-}
-
-// plainRowReverse is plainRow for a reversed read: within the row it
-// steps forward as plainRow does, and at the row's end it moves sf to the
-// row before, as a reversed heap's Next would.
-func (s *StoreScanner) plainRowReverse(sf *StoreFileScanner, dst []*encoding.KeyValue) (_ []*encoding.KeyValue, handOver bool, err error) {
-	defer s.heap.fixTop(sf)
-	kv := &sf.cur
-	var last *encoding.KeyValue
-	for {
-		if kv.Type != encoding.TypePut || len(kv.Tags) > 0 {
-			s.handOver(kv, last)
-			return dst, true, nil
-		}
-		last = s.copyFileCell(sf)
-		dst = append(dst, last)
-		for steps := 1; ; steps++ {
-			if sf.rowEndsHere() {
-				return dst, false, s.plainPrevRow(sf, last.Row)
-			}
-			starts, known, err := sf.nextStartsRow()
-			if err != nil {
-				return dst, false, err
-			}
-			if !sf.valid || (known && starts) || (!known && s.cmp.CompareRows(kv.Row, last.Row) != 0) {
-				return dst, false, s.plainPrevRow(sf, last.Row)
-			}
-			if string(kv.Qualifier) != string(last.Qualifier) || string(kv.Family) != string(last.Family) {
-				break
-			}
 			if kv.Type != encoding.TypePut || steps >= skipSteps {
 				s.handOver(kv, last)
 				return dst, true, nil

@@ -197,30 +197,36 @@ func TestStoreScannerAgainstModel(t *testing.T) {
 		}
 		ss, err := NewStoreScanner(testCmp, sources(t, kvs, rng, readPoint), o)
 		require.NoError(t, err)
-		got := map[string][]string{}
-		var order []string
-		for {
-			cells, ok, err := ss.NextRow(nil)
-			require.NoError(t, err)
-			if !ok {
-				break
-			}
-			row := string(cells[0].Row)
-			if len(order) > 0 {
-				last := order[len(order)-1]
-				require.Equal(t, o.Reversed, row < last, "seed %d: row %s after %s (reversed=%t)", seed, row, last, o.Reversed)
-			}
-			order = append(order, row)
-			_, dup := got[row]
-			require.False(t, dup, "row %s returned twice", row)
-			for _, c := range cells {
-				require.Equal(t, row, string(c.Row))
-				got[row] = append(got[row], fmt.Sprintf("%s/%d=%s", c.Qualifier, c.Timestamp, c.Value))
-			}
-			sort.Strings(got[row])
-		}
+		got := readRows(t, ss, o.Reversed, seed)
 		ss.Close()
 		require.Equal(t, want, got, "seed %d, options %+v", seed, o)
+	}
+}
+
+// readRows reads ss to the end and returns each row's cells as
+// qualifier/timestamp=value, sorted, checking that rows come once each and
+// in the scan's order.
+func readRows(t *testing.T, ss *StoreScanner, reversed bool, seed uint64) map[string][]string {
+	got := map[string][]string{}
+	last := ""
+	for {
+		cells, ok, err := ss.NextRow(nil)
+		require.NoError(t, err)
+		if !ok {
+			return got
+		}
+		row := string(cells[0].Row)
+		if last != "" {
+			require.Equal(t, reversed, row < last, "seed %d: row %s after %s (reversed=%t)", seed, row, last, reversed)
+		}
+		last = row
+		_, dup := got[row]
+		require.False(t, dup, "row %s returned twice", row)
+		for _, c := range cells {
+			require.Equal(t, row, string(c.Row))
+			got[row] = append(got[row], fmt.Sprintf("%s/%d=%s", c.Qualifier, c.Timestamp, c.Value))
+		}
+		sort.Strings(got[row])
 	}
 }
 
