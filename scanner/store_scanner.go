@@ -363,37 +363,42 @@ func (s *StoreScanner) seekHint(kv *encoding.KeyValue) error {
 
 // copyCell copies a cell the scanner returns; only now is its value copied.
 func (s *StoreScanner) copyCell(kv *encoding.KeyValue) *encoding.KeyValue {
-	if !s.reuse {
-		return kv.Clone()
-	}
-	if s.carver != nil {
-		dst, mem := s.carver.CarveCell(len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags))
-		kv.CopyTo(dst, mem)
-		return dst
-	}
-	s.kvs = append(s.kvs, encoding.KeyValue{})
-	c := &s.kvs[len(s.kvs)-1]
-	s.buf = kv.CopyTo(c, s.buf)
-	return c
+	return s.copyCellOf(kv, nil)
 }
 
 // copyFileCell is copyCell for sf's current cell, which its iterator's
 // key filled: one move copies its row, family and qualifier.
 func (s *StoreScanner) copyFileCell(sf *StoreFileScanner) *encoding.KeyValue {
-	kv := &sf.cur
+	return s.copyCellOf(&sf.cur, sf.it.Key())
+}
+
+// copyCellOf is copyCell of kv, and, if key is not nil, of kv as key
+// filled it (encoding.KeyValue.CopyFilledTo).
+func (s *StoreScanner) copyCellOf(kv *encoding.KeyValue, key encoding.Key) *encoding.KeyValue {
 	if !s.reuse {
 		return kv.Clone()
 	}
-	key := sf.it.Key()
+	var dst *encoding.KeyValue
+	var mem []byte
 	if s.carver != nil {
-		dst, mem := s.carver.CarveCell(encoding.FilledCopySize(kv))
-		kv.CopyFilledTo(dst, key, mem)
-		return dst
+		n := len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
+		if key != nil {
+			n = encoding.FilledCopySize(kv)
+		}
+		dst, mem = s.carver.CarveCell(n)
+	} else {
+		s.kvs = append(s.kvs, encoding.KeyValue{})
+		dst, mem = &s.kvs[len(s.kvs)-1], s.buf
 	}
-	s.kvs = append(s.kvs, encoding.KeyValue{})
-	c := &s.kvs[len(s.kvs)-1]
-	s.buf = kv.CopyFilledTo(c, key, s.buf)
-	return c
+	if key != nil {
+		mem = kv.CopyFilledTo(dst, key, mem)
+	} else {
+		mem = kv.CopyTo(dst, mem)
+	}
+	if s.carver == nil {
+		s.buf = mem
+	}
+	return dst
 }
 
 // seekInRow moves forward to key within the current row.
