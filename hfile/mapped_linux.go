@@ -31,7 +31,7 @@ type MappedFile struct {
 // MapFile maps f, whose size is size, for ReadAt; f is then the
 // MappedFile's, which closes it. It returns f itself, unmapped, where the
 // file cannot be mapped (empty, or the mmap fails).
-func MapFile(f *os.File, size int64) io.ReaderAt {
+func MapFile(f *os.File, size int64) ReaderAtCloser {
 	if size <= 0 || int64(int(size)) != size {
 		return f
 	}

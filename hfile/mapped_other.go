@@ -2,11 +2,8 @@
 
 package hfile
 
-import (
-	"io"
-	"os"
-)
+import "os"
 
 // MapFile returns f: store files are mapped on Linux only (see
 // mapped_linux.go).
-func MapFile(f *os.File, size int64) io.ReaderAt { return f }
+func MapFile(f *os.File, size int64) ReaderAtCloser { return f }

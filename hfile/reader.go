@@ -155,6 +155,12 @@ var bloomErrorsTotal atomic.Int64
 // server exports it as bloomFilterErrorCount.
 func BloomErrors() int64 { return bloomErrorsTotal.Load() }
 
+// ReaderAtCloser is a file as MapFile returns it: mapped, or the file.
+type ReaderAtCloser interface {
+	io.ReaderAt
+	io.Closer
+}
+
 // OpenFile opens the HFile at path. Close closes the file.
 func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
 	f, err := os.Open(path)

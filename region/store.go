@@ -215,18 +215,16 @@ func (s *Store) openFile(path string) (*StoreFile, error) {
 	}
 	// A file on disk is read through a mapping: a block cache miss copies
 	// from the page cache instead of calling pread (hfile.MapFile).
-	var src io.ReaderAt = f
-	var file io.Closer = f
+	var src hfile.ReaderAtCloser = f
 	if osf, ok := f.(*os.File); ok {
-		m := hfile.MapFile(osf, st.Size())
-		src, file = m, m.(io.Closer)
+		src = hfile.MapFile(osf, st.Size())
 	}
 	r, err := hfile.Open(src, st.Size(), path, hfile.ReaderOptions{Cache: s.cache, FileID: id, InMemory: s.options().InMemory, Logger: s.log})
 	if err != nil {
-		file.Close()
+		src.Close()
 		return nil, errors.Wrapf(err, "region: store %s", s.name)
 	}
-	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: file}
+	sf := &StoreFile{Path: path, Reader: r, id: id, cache: s.cache, file: src}
 	sf.refs.Store(1)
 	if seq, _ := parseStoreFileName(filepath.Base(path)); seq > 0 {
 		// As HBase's HStoreFile: the name's sequence id, not the file's
