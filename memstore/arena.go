@@ -69,7 +69,38 @@ type cell struct {
 func (a *arena) copyKV(kv *encoding.KeyValue) *cell {
 	buf := a.allocBytes(payloadLen(kv))
 	slot := alloc(a, &a.cells)
-	c := &slot.kv
+	fill(&slot.kv, kv, buf)
+	return slot
+}
+
+// ownCell is a cell with room for its bytes inline: an upserted cell
+// (Segment.Upsert) of up to ownCellInline bytes is one allocation of its
+// own, freed once it is removed and no reader holds it. 56 bytes take the
+// 200-byte slot to the 256-byte size class, and hold a counter's row,
+// family, qualifier and 8-byte value.
+type ownCell struct {
+	c   cell
+	buf [ownCellInline]byte
+}
+
+const ownCellInline = 56
+
+// newOwnCell returns a copy of kv outside the arena.
+func newOwnCell(kv *encoding.KeyValue) *cell {
+	var slot *cell
+	var buf []byte
+	if n := payloadLen(kv); n <= ownCellInline {
+		oc := &ownCell{}
+		slot, buf = &oc.c, oc.buf[:n]
+	} else {
+		slot, buf = &cell{}, make([]byte, n)
+	}
+	fill(&slot.kv, kv, buf)
+	return slot
+}
+
+// fill makes c a copy of kv whose bytes are in buf, payloadLen(kv) long.
+func fill(c *encoding.KeyValue, kv *encoding.KeyValue, buf []byte) {
 	c.Timestamp, c.Type, c.SeqNum = kv.Timestamp, kv.Type, kv.SeqNum
 	var off int
 	c.Row, off = take(buf, off, kv.Row)
@@ -77,7 +108,6 @@ func (a *arena) copyKV(kv *encoding.KeyValue) *cell {
 	c.Qualifier, off = take(buf, off, kv.Qualifier)
 	c.Value, off = take(buf, off, kv.Value)
 	c.Tags, _ = take(buf, off, kv.Tags)
-	return slot
 }
 
 // take copies b to buf[off:] and returns the copy, capped so that appending

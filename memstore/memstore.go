@@ -69,6 +69,19 @@ func (m *MemStore) Add(kv *encoding.KeyValue) Size {
 	}
 }
 
+// Upsert adds kv to the active segment as Segment.Upsert does and returns
+// the change in size, which the cells it removes make smaller. The
+// snapshot, if any, keeps its cells.
+//
+// REQUIRES: as Add, and as Segment.Upsert for oldest.
+func (m *MemStore) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
+	for {
+		if d, ok := m.segs.Load().active.upsert(kv, oldest); ok {
+			return d
+		}
+	}
+}
+
 // Snapshot makes the active segment the immutable snapshot, starts a new
 // empty active segment and returns the snapshot, for a flush to write out.
 // Writes go on into the new active segment meanwhile.

@@ -81,9 +81,9 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // write that adds a version copies no B-tree nodes that a clone shares.
 //
 // Lists are read without locks: a writer (under the segment's mutex) fills a
-// node and then publishes it with one atomic store, and nodes are never
-// unlinked, so a reader walking a list sees each node either fully or not at
-// all. A scanner skips the nodes numbered after its opening.
+// node and then publishes it with one atomic store, so a reader walking a
+// list sees each node either fully or not at all; a node Upsert unlinks keeps
+// its link to the rest. A scanner skips the nodes numbered after its opening.
 
 // column is the cells of one column. Its first cell's node is inline, so that
 // a column of one cell, the common case, is one slab allocation.
@@ -104,6 +104,10 @@ type version struct {
 	// a cell it must not see without reading it.
 	ver uint64
 	seq encoding.SeqNum
+	// own is set for an upserted cell's node whose memory is its own (see
+	// Segment.Upsert): only such a node is ever unlinked, since removing a
+	// cell in the arena would free nothing.
+	own bool
 }
 
 // entry is a B-tree item: a column and, inline, what decides most comparisons
@@ -315,7 +319,8 @@ type Segment struct {
 	// ver is the number of Adds that have taken effect: each Add numbers its
 	// cell ver+1 under mu and then publishes that as ver. A scanner sees the
 	// cells numbered up to ver at its opening, whichever tree it reads. Cells
-	// are never removed, so that view never changes.
+	// are removed only by Upsert, and only those no reader returns, so that
+	// view never changes.
 	ver atomic.Uint64
 
 	// readTree is a copy-on-write clone of mu.tree that scanners share. It is
@@ -394,9 +399,49 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		return Size{}, false
 	}
 	// Copy outside the lock: the arena reserves space with an atomic add.
-	slot := s.arena.copyKV(kv)
+	return s.addSlot(s.arena.copyKV(kv), nil)
+}
+
+// Upsert adds kv as Add does, and then removes from its column the puts that
+// no reader can see any more: those after a put that every reader sees,
+// with oldest() the oldest read point of any read in progress or to come.
+// It is HBase's upsert, which an Increment or Append to a family that keeps
+// one version uses, so that a counter's memstore holds a few cells rather
+// than one per increment until the next flush. The cell is copied to memory
+// of its own rather than into the arena, so that a removed cell's memory is
+// freed (as HBase copies upserted cells out of its MemStoreLAB).
+//
+// oldest is called, under the segment's mutex, when the column holds a put
+// that an untagged put besides kv hides, with need that put's sequence id:
+// an answer of need or more removes what it hides, and oldest may return
+// an older one it knows without work. It reports false when it cannot tell
+// (a read is taking its read point right now), and nothing is removed then. A put the reader that holds the oldest read
+// point sees is kept, as are delete markers and puts with tags (a TTL tag
+// can expire a newer put before an older one). The returned change in
+// size counts the removed cells.
+//
+// REQUIRES: as Add; every reader of the segment that does not hold the
+// row's lock reads at a read point oldest accounts for.
+func (s *Segment) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
+	d, ok := s.upsert(kv, oldest)
+	if !ok {
+		panic(errors.AssertionFailedf("memstore: Upsert to a frozen segment"))
+	}
+	return d
+}
+
+func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) (Size, bool) {
+	if s.frozen.Load() {
+		return Size{}, false
+	}
+	return s.addSlot(newOwnCell(kv), oldest)
+}
+
+// addSlot adds the cell in slot to the segment; with oldest set, it then
+// prunes the cell's column as Upsert does.
+func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) (Size, bool) {
 	c := &slot.kv
-	d := Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv))}
+	d := Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c))}
 
 	s.mu.Lock()
 	if s.frozen.Load() {
@@ -444,6 +489,10 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	if col != nil {
 		if s.addVersion(col, c, ver, &slot.col.v0) {
 			d.CellCount = 1
+			slot.col.v0.own = oldest != nil
+		}
+		if oldest != nil {
+			d = d.Add(s.pruneLocked(col, c, oldest))
 		}
 	}
 	if !s.learned && s.cellCount.Load()+d.CellCount >= learnSkipAt {
@@ -473,6 +522,77 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 	return d, true
 }
 
+// pruneLocked unlinks from col the upserted puts that no reader can see
+// (see Upsert); added is the cell just added, which stays. Readers walk the list
+// without the mutex: an unlinked node keeps its link to the rest of the
+// list, so a reader on it goes on as before, and a reader that comes later
+// skips it. REQUIRES: s.mu held.
+//
+// Pruning on every upsert keeps a counter's list at the cell added, the one
+// before (which the reads in progress see) and the one that goes: the walk
+// then reads one node that is not in the cache already. A walk stops after
+// maxPruneSteps nodes, so that while an old read keeps versions alive the
+// upserts of a hot column cost no more than that.
+func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
+	// Is there a put to remove: one of memory of its own after the newest
+	// untagged put? The walks end at a put in the arena after that one:
+	// upserted cells are newer than the puts of the column before them
+	// (an Increment writes after the newest timestamp), so what follows is
+	// in the arena too, and stays.
+	var shieldSeq encoding.SeqNum
+	shield, removable, steps := false, false, 0
+	for v := col.head.Load(); v != nil && !removable; v = v.next.Load() {
+		if steps++; steps > maxPruneSteps {
+			return Size{}
+		}
+		switch kv := v.kv.Load(); {
+		case kv == added || kv.Type != encoding.TypePut:
+		case shield:
+			if !v.own {
+				return Size{}
+			}
+			removable = true
+		case len(kv.Tags) == 0:
+			shield, shieldSeq = true, v.seq
+		}
+	}
+	if !removable {
+		return Size{}
+	}
+	rp, ok := oldest(shieldSeq)
+	if !ok {
+		return Size{}
+	}
+	var d Size
+	shield = false
+	var prev *version
+	steps = 0
+	for v := col.head.Load(); v != nil && steps < maxPruneSteps; steps++ {
+		next := v.next.Load()
+		kv := v.kv.Load()
+		switch {
+		case kv == added || kv.Type != encoding.TypePut || v.seq > rp:
+		case !shield:
+			shield = len(kv.Tags) == 0
+		case !v.own:
+			return d
+		default:
+			// prev is not nil: the shield is before v.
+			prev.next.Store(next)
+			d.DataSize -= DataSize(kv)
+			d.HeapSize -= cellSlotSize + int64(payloadLen(kv))
+			d.CellCount--
+			v = next
+			continue
+		}
+		prev, v = v, next
+	}
+	return d
+}
+
+// maxPruneSteps bounds the nodes one prune walks.
+const maxPruneSteps = 64
+
 // maxUpdates caps Segment.mu.updates: after a run of updates, that many adds
 // of new columns switch Add back to inserting first.
 const maxUpdates = 16
@@ -489,6 +609,7 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *v
 		r := encoding.CompareVersions(next.kv.Load(), c)
 		if r == 0 {
 			next.kv.Store(c)
+			next.own = false // the node and the cell are no longer one
 			return false
 		}
 		if r > 0 {

@@ -28,6 +28,9 @@ type modelCell struct {
 	// file is the store file (its path) the cell is in, "" while it is in
 	// the memstore: compactions rewrite the cells of their input files.
 	file string
+	// own marks an upserted cell that joined a column of the memstore: one
+	// that a later upsert may remove (see regionModel.upsert).
+	own bool
 }
 
 // regionModel is the reference: every physical cell, and reads computed
@@ -304,6 +307,67 @@ func (m *regionModel) rewrite(in func(*modelCell) bool, keepMarkers bool, marker
 	m.cells, m.deletes, m.byRow = nil, nil, nil
 	for _, c := range kept {
 		m.add(c)
+	}
+}
+
+// upsert mirrors the memstore's upsert of c, an Increment's cell just
+// added, in a family of one version (memstore.Segment.Upsert): c is its own
+// cell unless it started the column in the memstore; then of the column's
+// memstore cells in version order, the own puts after the newest put other
+// than c are removed, up to the first put that is not own, in a walk of at
+// most 64 cells. No read is in progress (the model's scans end before the
+// next operation), and every other cell was visible before c.
+func (m *regionModel) upsert(c *modelCell) {
+	if m.maxVersions[c.fam] != 1 {
+		return
+	}
+	var col []*modelCell
+	for _, x := range m.byRow[c.row] {
+		if x.file == "" && x.fam == c.fam && x.qual == c.qual {
+			col = append(col, x)
+		}
+	}
+	if len(col) == 1 {
+		return // c started the column
+	}
+	c.own = true
+	sort.Slice(col, func(i, j int) bool {
+		a, b := col[i], col[j]
+		if a.ts != b.ts {
+			return a.ts > b.ts
+		}
+		if a.typ != b.typ {
+			return a.typ > b.typ
+		}
+		return a.seq > b.seq
+	})
+	gone := map[*modelCell]bool{}
+	shield := false
+	for steps, x := range col {
+		if steps == 64 {
+			break
+		}
+		if x == c || x.typ != encoding.TypePut {
+			continue
+		}
+		if !shield {
+			shield = true
+			continue
+		}
+		if !x.own {
+			break
+		}
+		gone[x] = true
+	}
+	if len(gone) == 0 {
+		return
+	}
+	kept := m.cells
+	m.cells, m.deletes, m.byRow = nil, nil, nil
+	for _, x := range kept {
+		if !gone[x] {
+			m.add(x)
+		}
 	}
 }
 
@@ -661,7 +725,9 @@ func TestRandomizedAgainstModel(t *testing.T) {
 					fail("increment of %s:%s returned %v, want %d at %d", f, q, got, want, ts)
 				}
 				m.seq++
-				m.add(&modelCell{row: row, fam: f, qual: q, ts: ts, typ: encoding.TypePut, seq: m.seq, value: v})
+				c := &modelCell{row: row, fam: f, qual: q, ts: ts, typ: encoding.TypePut, seq: m.seq, value: v}
+				m.add(c)
+				m.upsert(c)
 				clock++
 			}
 		case op < 85: // scan, forward or reversed, with random bounds

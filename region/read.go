@@ -62,7 +62,10 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
+	// Registered until the Get is done, so that no upsert removes a
+	// version it may still read (see readPoints).
+	readPoint, slot := r.readers.acquire(r.mvcc)
+	defer r.readers.release(slot)
 	now := r.now()
 	f := g.Filter
 	if f != nil {

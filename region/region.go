@@ -46,6 +46,11 @@ type Region struct {
 	adminMu sync.Mutex
 
 	mvcc *mvcc.Control
+	// readers holds the read points of the Gets and Scanners in progress,
+	// for upserts; oldestRead is its oldest, bound once (a method value
+	// made per call would allocate).
+	readers    readPoints
+	oldestRead func(need encoding.SeqNum) (encoding.SeqNum, bool)
 	// walBroken is set when a WAL call failed and the writer may be
 	// broken; resetWAL revives it.
 	wal       *wal.Writer
@@ -463,6 +468,7 @@ func (r *Region) recover(fresh map[*Store]bool) error {
 		}
 	}
 	r.mvcc = mvcc.New(uint64(maxSeq))
+	r.oldestRead = func(need encoding.SeqNum) (encoding.SeqNum, bool) { return r.readers.oldest(r.mvcc, need) }
 	w, err := wal.Open(walDir, r.walOptions())
 	if err != nil {
 		return errors.Wrapf(err, "region %s: opening the WAL", r.dir)

@@ -76,6 +76,7 @@ type Scanner struct {
 	pendingOwn  bool                 // pending's bytes are cut from slab
 	carving     bool                 // the store scanners carve from the slabs
 	simple      bool                 // one store, no filter, whole rows: nextSimple
+	slot        readSlot             // the read point's registration, until Close
 	done        bool
 	closed      bool
 	metrics     ScanMetrics
@@ -112,9 +113,10 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		st.done()
 		return nil, err
 	}
-	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
+	// Registered until Close (see readPoints).
+	readPoint, slot := r.readers.acquire(r.mvcc)
 	now := r.now()
-	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0]}
+	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0], slot: slot}
 	if s.Filter != nil {
 		s.Filter.SetReversed(s.Reversed)
 	}
@@ -505,6 +507,7 @@ func (sc *Scanner) Close() {
 	st.cells = sc.cells[:0]
 	sc.stores, sc.st, sc.cells, sc.pending = nil, nil, nil, nil
 	st.done()
+	sc.r.readers.release(sc.slot)
 }
 
 // scanState is the reusable memory of a Scanner: its store scanners and

@@ -273,7 +273,7 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 		}
 	}
 	s.cells = cells
-	return r.commitLocked(s, cells, dur, now)
+	return r.commitLocked(s, cells, dur, now, false)
 }
 
 // commitLocked writes cells whose rows the caller has locked, holding
@@ -282,7 +282,13 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 //
 // The WAL entry is encoded, checksum included, before the mvcc lock, which
 // then covers only copying it into the WAL's buffer (wal.PreparedEntry).
-func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
+//
+// With upsert (an Increment's or Append's cells, HBase's applyToMemStore
+// with delta), a cell of a family that keeps one version is upserted: the
+// memstore drops the column's versions that no read can see any more
+// (memstore.MemStore.Upsert), so that a counter's memstore does not grow by
+// a cell per increment until the next flush.
+func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64, upsert bool) error {
 	if len(cells) == 0 {
 		return nil
 	}
@@ -339,7 +345,12 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 	set := r.storeSet()
 	for i := range cells {
 		cells[i].SeqNum = encoding.SeqNum(seq)
-		added += set.byFamily[string(cells[i].Family)].mem.Add(&cells[i]).DataSize
+		st := set.byFamily[string(cells[i].Family)]
+		if upsert && st.options().MaxVersions == 1 {
+			added += st.mem.Upsert(&cells[i], r.oldestRead).DataSize
+		} else {
+			added += st.mem.Add(&cells[i]).DataSize
+		}
 	}
 	r.addMemSize(added)
 	completed = true
@@ -678,7 +689,7 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 		}
 	}
 	r.stats.puts.Add(1)
-	return r.commitLocked(s, cells, dur, now)
+	return r.commitLocked(s, cells, dur, now, true)
 }
 
 // CheckAndMutate applies c.Mutations if the check passes, atomically with

@@ -1,0 +1,243 @@
+package memstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// columnCells returns the cells of row's column q a scanner at readPoint
+// sees, as "ts:value" in version order.
+func columnCells(s *Segment, row, q string, readPoint encoding.SeqNum) []string {
+	var out []string
+	for _, c := range scanAll(s, readPoint) {
+		if string(c.Row) == row && string(c.Qualifier) == q {
+			out = append(out, fmt.Sprintf("%d:%s/%s", c.Timestamp, c.Type, c.Value))
+		}
+	}
+	return out
+}
+
+// at returns an oldest-read-point function that always answers rp.
+func at(rp encoding.SeqNum) func(encoding.SeqNum) (encoding.SeqNum, bool) {
+	return func(encoding.SeqNum) (encoding.SeqNum, bool) { return rp, true }
+}
+
+// TestUpsertRemovesHiddenPuts: an upsert keeps the cell it adds and the
+// newest put the oldest reader sees, and removes the older upserted puts of
+// the column; cells in the arena (the column's first, a Put's) stay, since
+// removing them would free nothing. The segment's size shrinks by what it
+// removed, and other columns and rows stay.
+func TestUpsertRemovesHiddenPuts(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r1", "other", 1, 1, "stays"))
+	s.Add(kv("r2", "a", 1, 2, "stays"))
+	s.Add(kv("r1", "a", 1, 3, "put"))
+	var seq encoding.SeqNum = 3
+	for i := 2; i <= 20; i++ {
+		seq++
+		// The reads in progress are all at the cell before this one.
+		s.Upsert(kv("r1", "a", int64(i), seq, fmt.Sprint(i)), at(seq-1))
+		want := []string{fmt.Sprintf("%d:Put/%d", i, i)}
+		if i > 2 {
+			// The put the reads in progress see stays.
+			want = append(want, fmt.Sprintf("%d:Put/%d", i-1, i-1))
+		}
+		want = append(want, "1:Put/put")
+		require.Equal(t, want, columnCells(s, "r1", "a", seq), "after upsert %d", i)
+	}
+	var want Size
+	for _, c := range scanAll(s, seq) {
+		want = want.Add(Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c)), CellCount: 1})
+	}
+	want.HeapSize += 3 * btreeEntryOverhead // the columns' entries
+	require.Equal(t, want, s.Size())
+	require.Equal(t, []string{"1:Put/stays"}, columnCells(s, "r1", "other", seq))
+	require.Equal(t, []string{"1:Put/stays"}, columnCells(s, "r2", "a", seq))
+
+	// A column an upsert starts keeps that cell too: its memory holds the
+	// column.
+	for i := 1; i <= 5; i++ {
+		seq++
+		s.Upsert(kv("r3", "a", int64(i), seq, fmt.Sprint(i)), at(seq-1))
+	}
+	require.Equal(t, []string{"5:Put/5", "4:Put/4", "1:Put/1"}, columnCells(s, "r3", "a", seq))
+}
+
+// TestUpsertKeepsWhatOldReadersSee: a read at an old read point keeps the
+// put it sees, and every put newer than it, while it is in progress; the
+// upserted cells no read point can see go.
+func TestUpsertKeepsWhatOldReadersSee(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "1"))
+	for seq := encoding.SeqNum(2); seq <= 3; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), at(seq-1))
+	}
+	old := s.NewScanner(3) // a scan at read point 3, open throughout
+	defer old.Close()
+	for seq := encoding.SeqNum(4); seq <= 12; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), at(3))
+	}
+	// Put 3 is what read point 3 sees; put 2 is hidden from every read point
+	// >= 3 (and was removed); 4..12 are newer than the oldest read point.
+	require.Equal(t, []string{"12:Put/12", "11:Put/11", "10:Put/10", "9:Put/9", "8:Put/8", "7:Put/7",
+		"6:Put/6", "5:Put/5", "4:Put/4", "3:Put/3", "1:Put/1"}, columnCells(s, "r", "a", 100))
+	c := old.SeekToFirst()
+	require.NotNil(t, c)
+	require.Equal(t, "3", string(c.Value), "the open scanner still reads its version")
+	require.Equal(t, "3", string(s.Newest([]byte("r"), []byte("f"), []byte("a"), 3).Value))
+
+	// That read is done: the next upsert keeps only what the reads at 12 see.
+	s.Upsert(kv("r", "a", 13, 13, "13"), at(12))
+	require.Equal(t, []string{"13:Put/13", "12:Put/12", "1:Put/1"}, columnCells(s, "r", "a", 100))
+}
+
+// TestUpsertUnknownReadPoint: when the oldest read point cannot be told,
+// nothing is removed.
+func TestUpsertUnknownReadPoint(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	unknown := func(encoding.SeqNum) (encoding.SeqNum, bool) { return 0, false }
+	for seq := encoding.SeqNum(1); seq <= 8; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, "v"), unknown)
+	}
+	require.Len(t, columnCells(s, "r", "a", 100), 8)
+	require.EqualValues(t, 8, s.Size().CellCount)
+	s.Upsert(kv("r", "a", 9, 9, "v"), at(8))
+	require.Equal(t, []string{"9:Put/v", "8:Put/v", "1:Put/v"}, columnCells(s, "r", "a", 100), "and then it is")
+}
+
+// TestUpsertKeepsMarkersAndTaggedPuts: delete markers stay, and a put with
+// tags (a TTL may expire it before the older puts) hides nothing: the
+// newest untagged put below it does.
+func TestUpsertKeepsMarkersAndTaggedPuts(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	unknown := func(encoding.SeqNum) (encoding.SeqNum, bool) { return 0, false }
+	s.Add(kv("r", "a", 0, 1, "p0"))
+	for seq := encoding.SeqNum(2); seq <= 5; seq++ {
+		s.Upsert(kv("r", "a", int64(seq-1), seq, fmt.Sprintf("p%d", seq-1)), unknown)
+	}
+	d := kv("r", "a", 2, 6, "")
+	d.Type = encoding.TypeDelete // deletes version 2 only
+	s.Add(d)
+	tagged := kv("r", "a", 10, 7, "tagged")
+	tagged.Tags = encoding.AppendTag(nil, encoding.TagTypeTTL, binary.BigEndian.AppendUint64(nil, 1000))
+	s.Upsert(tagged, unknown)
+	s.Upsert(kv("r", "a", 11, 8, "new"), at(7))
+	require.Equal(t, []string{"11:Put/new", "10:Put/tagged", "4:Put/p4", "2:Delete/", "0:Put/p0"}, columnCells(s, "r", "a", 100))
+}
+
+// TestUpsertOwnMemory: an upserted cell is a copy that shares nothing with
+// the caller's, small or large.
+func TestUpsertOwnMemory(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	for _, n := range []int{8, ownCellInline, 1000} {
+		in := kv("r", fmt.Sprint(n), 1, 1, string(make([]byte, n)))
+		in.Tags = encoding.AppendTag(nil, 9, []byte("t"))
+		s.Upsert(in, at(0))
+		clear(in.Value)
+		in.Row[0] = 'x'
+	}
+	for _, c := range scanAll(s, 1) {
+		require.Equal(t, "r", string(c.Row))
+		require.Equal(t, byte(0), c.Value[0])
+		require.Equal(t, cap(c.Value), len(c.Value), "appending to a cell must not reach its neighbour")
+	}
+}
+
+// TestUpsertConcurrentReaders: readers walk a column without the segment's
+// mutex while upserts unlink its old versions: each reader, at a read point
+// that the writer's oldest() accounts for, sees exactly the version written
+// at its read point.
+func TestUpsertConcurrentReaders(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	row, fam, q := []byte("r"), []byte("f"), []byte("a")
+	var readPoint atomic.Uint64
+	var mu sync.Mutex
+	readers := map[int]encoding.SeqNum{}
+	oldest := func(encoding.SeqNum) (encoding.SeqNum, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		rp := encoding.SeqNum(readPoint.Load())
+		for _, r := range readers {
+			rp = min(rp, r)
+		}
+		return rp, true
+	}
+	s.Add(kv("r", "a", 1, 1, fmt.Sprint(1)))
+	readPoint.Store(1)
+	const n = 20000
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for id := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for readPoint.Load() < n {
+				mu.Lock()
+				rp := encoding.SeqNum(readPoint.Load())
+				readers[id] = rp
+				mu.Unlock()
+				var got *encoding.KeyValue
+				if id%2 == 0 {
+					got = s.Newest(row, fam, q, rp)
+				} else {
+					sc := s.NewScanner(rp)
+					got = sc.SeekToFirst()
+					sc.Close()
+				}
+				mu.Lock()
+				delete(readers, id)
+				mu.Unlock()
+				if got == nil || string(got.Value) != fmt.Sprint(rp) {
+					failed.Store(fmt.Sprintf("read point %d: got %v", rp, got))
+					return
+				}
+			}
+		}()
+	}
+	for seq := encoding.SeqNum(2); seq <= n; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), oldest)
+		readPoint.Store(uint64(seq))
+	}
+	wg.Wait()
+	require.Nil(t, failed.Load())
+	// With the readers gone, the next upserts leave two versions: each
+	// removes up to maxPruneSteps-2 of those the readers kept (a reader
+	// descheduled for a while keeps every version after its own).
+	kept := len(columnCells(s, "r", "a", n))
+	last := encoding.SeqNum(n + kept/(maxPruneSteps-3) + 2)
+	for seq := encoding.SeqNum(n + 1); seq <= last; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, "last"), oldest)
+		readPoint.Store(uint64(seq))
+	}
+	cells := columnCells(s, "r", "a", last)
+	require.Equal(t, []string{fmt.Sprintf("%d:Put/last", last), fmt.Sprintf("%d:Put/last", last-1), "1:Put/1"}, cells, "%d kept", kept)
+	require.EqualValues(t, 3, s.Size().CellCount)
+}
+
+// TestUpsertBoundedWalk: while an old read keeps a column's versions, each
+// upsert walks at most maxPruneSteps of them; once the read is done, each
+// removes what one walk reaches, until two are left.
+func TestUpsertBoundedWalk(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "1"))
+	const n = 200
+	for seq := encoding.SeqNum(2); seq <= n; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), at(1))
+	}
+	require.Len(t, columnCells(s, "r", "a", n), n, "every version is newer than the old read")
+	lens := []int{}
+	for seq := encoding.SeqNum(n + 1); seq <= n+4; seq++ {
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), at(seq-1))
+		lens = append(lens, len(columnCells(s, "r", "a", seq)))
+	}
+	// 201 cells: the walk reaches the new cell, the shield and 62 more; the
+	// first cell, in the arena, stays.
+	require.Equal(t, []int{201 - 62, 201 - 2*62 + 1, 201 - 3*62 + 2, 3}, lens)
+}
