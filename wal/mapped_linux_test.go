@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/unix"
 
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/stretchr/testify/require"
@@ -120,4 +125,88 @@ func TestZerosInEarlierSegment(t *testing.T) {
 	_, err = Replay(dir, 0, func(*Key, *Edit) error { return nil })
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "not the last")
+}
+
+// TestMappedChunkAhead: while a chunk is written, the one after it is
+// allocated, mapped and faulted in ahead, so that the file is two chunks
+// long after a first small write; the writer moves into it across the
+// boundary, and the log reads back whole.
+func TestMappedChunkAhead(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{})
+	newRegion(w, 0).mustWrite(t, SyncWAL, 10)
+	m, ok := w.file.(*mappedFile)
+	require.True(t, ok)
+	w.mu.Lock() // no round may run while the test holds the chunk
+	r := <-m.ahead
+	require.NoError(t, r.err)
+	require.NoError(t, r.unmapErr)
+	require.Len(t, r.m, mapChunk)
+	if populateWriteSupported(t) {
+		vec := make([]byte, mapChunk/os.Getpagesize())
+		_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&r.m[0])), uintptr(len(r.m)), uintptr(unsafe.Pointer(&vec[0])))
+		require.Zero(t, errno, "mincore")
+		for i, v := range vec {
+			require.NotZero(t, v&1, "page %d of the chunk ahead is not resident", i)
+		}
+	}
+	m.ahead <- r
+	w.mu.Unlock()
+	st, err := os.Stat(w.Segments()[0].Path)
+	require.NoError(t, err)
+	require.EqualValues(t, 2*mapChunk, st.Size())
+
+	const n = 20000 // past two chunk boundaries
+	newRegion(w, 10).mustWrite(t, SyncWAL, n)
+	require.Greater(t, w.Segments()[0].Size, int64(2*mapChunk))
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, n+10), seqs)
+	require.False(t, stats.TornTail)
+}
+
+// populateWriteSupported reports whether this kernel knows
+// MADV_POPULATE_WRITE (Linux 5.14): without it pages of the chunk ahead
+// fault in on first store, as before.
+func populateWriteSupported(t *testing.T) bool {
+	b, err := unix.Mmap(-1, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	defer unix.Munmap(b)
+	if err := unix.Madvise(b, unix.MADV_POPULATE_WRITE); err != nil {
+		t.Logf("MADV_POPULATE_WRITE: %v; not checking residency", err)
+		return false
+	}
+	return true
+}
+
+// TestMappedChunkAheadFails: a chunk that cannot be allocated ahead (a
+// full disk) is tried again when the writer reaches it, and the failure is
+// the write's error, not a fault; what was written before stays readable.
+func TestMappedChunkAheadFails(t *testing.T) {
+	defer func(f func(int, int64) ([]byte, error)) { chunkMapper = f }(chunkMapper)
+	var tries atomic.Int32
+	chunkMapper = func(fd int, off int64) ([]byte, error) {
+		if off >= mapChunk {
+			tries.Add(1)
+			return nil, errors.Wrapf(unix.ENOSPC, "fallocate %d bytes at offset %d", mapChunk, off)
+		}
+		return mapChunkAt(fd, off)
+	}
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{})
+	r := newRegion(w, 0)
+	var written uint64
+	var err error
+	for i := 0; i < 20000 && err == nil; i++ {
+		var seq uint64
+		if seq, err = r.write(SyncWAL); err == nil {
+			written = seq
+		}
+	}
+	require.Error(t, err, "the writes never crossed the first chunk")
+	require.ErrorIs(t, err, unix.ENOSPC)
+	require.EqualValues(t, 2, tries.Load(), "made ahead, then tried again at the boundary")
+	require.Error(t, w.Close())
+	seqs, _ := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, written), seqs)
 }
