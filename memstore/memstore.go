@@ -71,15 +71,32 @@ func (m *MemStore) Add(kv *encoding.KeyValue) Size {
 
 // Upsert adds kv to the active segment as Segment.Upsert does and returns
 // the change in size, which the cells it removes make smaller. The
-// snapshot, if any, keeps its cells.
+// snapshot, if any, keeps its cells. h is what NewestHint returned for kv's
+// column under the row lock the caller has held since, or the zero Hint: it
+// spares the segment a lookup of the column when it is still the active one.
 //
 // REQUIRES: as Add, and as Segment.Upsert for oldest.
-func (m *MemStore) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
+func (m *MemStore) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), h Hint) Size {
 	for {
-		if d, ok := m.segs.Load().active.upsert(kv, oldest); ok {
+		active := m.segs.Load().active
+		var col *column
+		if h.seg == active {
+			col = h.col
+		}
+		if d, ok := active.upsert(kv, oldest, col); ok {
 			return d
 		}
 	}
+}
+
+// Hint is where NewestHint found a column, for an Upsert to it under the
+// same hold of the row's lock: a column of the active segment is replaced
+// in its tree only by a write to it, which the lock keeps out, so it stays
+// the segment's column for that long. Once the segment is frozen, a hint
+// to it is not used.
+type Hint struct {
+	seg *Segment
+	col *column
 }
 
 // Snapshot makes the active segment the immutable snapshot, starts a new
@@ -168,8 +185,19 @@ func (m *MemStore) AppendScanners(dst []*SegmentScanner, readPoint encoding.SeqN
 // visible in either deletes it. The caller must keep the row from changing
 // meanwhile (an Increment holds its row lock).
 func (m *MemStore) Newest(row, family, qualifier []byte, readPoint encoding.SeqNum) (kv *encoding.KeyValue, familyDeleted bool) {
+	kv, familyDeleted, _ = m.NewestHint(row, family, qualifier, readPoint)
+	return kv, familyDeleted
+}
+
+// NewestHint is Newest, and a Hint to the column in the active segment for
+// an Upsert under the same hold of the row's lock (the zero Hint if the
+// active segment has no such column).
+func (m *MemStore) NewestHint(row, family, qualifier []byte, readPoint encoding.SeqNum) (kv *encoding.KeyValue, familyDeleted bool, h Hint) {
 	v := m.segs.Load()
-	kv = v.active.Newest(row, family, qualifier, readPoint)
+	kv, col := v.active.newest(row, family, qualifier, readPoint)
+	if col != nil {
+		h = Hint{seg: v.active, col: col}
+	}
 	var snap *Segment
 	if v.snapshot != nil {
 		snap = v.snapshot.Segment
@@ -178,11 +206,11 @@ func (m *MemStore) Newest(row, family, qualifier []byte, readPoint encoding.SeqN
 		}
 	}
 	if kv == nil {
-		return nil, false
+		return nil, false, h
 	}
 	familyDeleted = v.active.familyDeleteCovers(row, family, kv.Timestamp, readPoint) ||
 		snap != nil && snap.familyDeleteCovers(row, family, kv.Timestamp, readPoint)
-	return kv, familyDeleted
+	return kv, familyDeleted, h
 }
 
 func mayHaveVisible(s *Segment, readPoint encoding.SeqNum) bool {

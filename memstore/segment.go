@@ -399,7 +399,7 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 		return Size{}, false
 	}
 	// Copy outside the lock: the arena reserves space with an atomic add.
-	return s.addSlot(s.arena.copyKV(kv), nil)
+	return s.addSlot(s.arena.copyKV(kv), nil, nil)
 }
 
 // Upsert adds kv as Add does, and then removes from its column the puts that
@@ -423,23 +423,34 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 // REQUIRES: as Add; every reader of the segment that does not hold the
 // row's lock reads at a read point oldest accounts for.
 func (s *Segment) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
-	d, ok := s.upsert(kv, oldest)
+	d, ok := s.upsert(kv, oldest, nil)
 	if !ok {
 		panic(errors.AssertionFailedf("memstore: Upsert to a frozen segment"))
 	}
 	return d
 }
 
-func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) (Size, bool) {
+// upsert is Upsert; col, if not nil, is kv's column in s, which a lookup
+// under the row's lock found (see Hint).
+func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), col *column) (Size, bool) {
 	if s.frozen.Load() {
 		return Size{}, false
 	}
-	return s.addSlot(newOwnCell(kv), oldest)
+	if col != nil && !sameColumn(col.kv, kv) {
+		col = nil // a hint to another column: a caller's bug, which must not misplace the cell
+	}
+	return s.addSlot(newOwnCell(kv), oldest, col)
+}
+
+// sameColumn reports whether a and b are cells of the same column.
+func sameColumn(a, b *encoding.KeyValue) bool {
+	return bytes.Equal(a.Row, b.Row) && bytes.Equal(a.Family, b.Family) && bytes.Equal(a.Qualifier, b.Qualifier)
 }
 
 // addSlot adds the cell in slot to the segment; with oldest set, it then
-// prunes the cell's column as Upsert does.
-func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) (Size, bool) {
+// prunes the cell's column as Upsert does. known, if not nil, is the cell's
+// column in the segment, which then needs no lookup.
+func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
 	d := Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c))}
 
@@ -449,8 +460,8 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 		return Size{}, false
 	}
 	ver := s.ver.Load() + 1
-	var col *column
-	if s.mu.updates > 0 {
+	col := known
+	if col == nil && s.mu.updates > 0 {
 		s.mu.probe.kv = c
 		old, ok := s.mu.tree.Get(s.entry(c, &s.mu.probe))
 		s.mu.probe.kv = nil
@@ -645,16 +656,22 @@ func (s *Segment) freeze() {
 // column's newest value (an Increment's). The cell is the segment's and must
 // not be modified.
 func (s *Segment) Newest(row, family, qualifier []byte, readPoint encoding.SeqNum) *encoding.KeyValue {
+	kv, _ := s.newest(row, family, qualifier, readPoint)
+	return kv
+}
+
+// newest is Newest, and the column it looked up (nil if none).
+func (s *Segment) newest(row, family, qualifier []byte, readPoint encoding.SeqNum) (*encoding.KeyValue, *column) {
 	col := s.column(row, family, qualifier)
 	if col == nil {
-		return nil
+		return nil, nil
 	}
 	for v := col.head.Load(); v != nil; v = v.next.Load() {
 		if v.seq <= readPoint {
-			return v.kv.Load()
+			return v.kv.Load(), col
 		}
 	}
-	return nil
+	return nil, col
 }
 
 // column looks up the column family:qualifier of row in the live tree, nil

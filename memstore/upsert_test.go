@@ -241,3 +241,48 @@ func TestUpsertBoundedWalk(t *testing.T) {
 	// first cell, in the arena, stays.
 	require.Equal(t, []int{201 - 62, 201 - 2*62 + 1, 201 - 3*62 + 2, 3}, lens)
 }
+
+// TestUpsertHint: a Hint from NewestHint spares the upsert its lookup and
+// puts the cell in the column it names, as a lookup would; a hint to a
+// segment that has since become the snapshot, or to another column, is
+// not used, and the cell goes where a lookup puts it.
+func TestUpsertHint(t *testing.T) {
+	m := New(encoding.InnerStoreComparer)
+	m.Add(kv("r", "a", 1, 1, "1"))
+	m.Add(kv("r", "b", 1, 2, "b"))
+	newest := func(q string, rp encoding.SeqNum) (string, Hint) {
+		got, _, h := m.NewestHint([]byte("r"), []byte("f"), []byte(q), rp)
+		if got == nil {
+			return "", h
+		}
+		return string(got.Value), h
+	}
+	v, h := newest("a", 2)
+	require.Equal(t, "1", v)
+	require.NotNil(t, h.col)
+	require.Same(t, m.segs.Load().active, h.seg)
+	m.Upsert(kv("r", "a", 2, 3, "2"), at(2), h)
+	v, h = newest("a", 3)
+	require.Equal(t, "2", v)
+	m.Upsert(kv("r", "a", 3, 4, "3"), at(3), h)
+	m.Upsert(kv("r", "a", 4, 5, "4"), at(4), h)
+	// The lookup's view: the newest, the one the oldest reader sees, and
+	// the column's first (in the arena).
+	require.Equal(t, []string{"4:Put/4", "3:Put/3", "1:Put/1"}, columnCells(m.segs.Load().active, "r", "a", 5))
+
+	// A hint to another column is not used.
+	_, hb := newest("b", 5)
+	m.Upsert(kv("r", "a", 5, 6, "5"), at(5), hb)
+	require.Equal(t, []string{"5:Put/5", "4:Put/4", "1:Put/1"}, columnCells(m.segs.Load().active, "r", "a", 6))
+	require.Equal(t, []string{"1:Put/b"}, columnCells(m.segs.Load().active, "r", "b", 6))
+
+	// A hint to the segment that is now the snapshot is not used: the
+	// cell goes to the new active segment.
+	_, h = newest("a", 6)
+	snap := m.Snapshot()
+	m.Upsert(kv("r", "a", 6, 7, "6"), at(6), h)
+	require.Equal(t, []string{"6:Put/6"}, columnCells(m.segs.Load().active, "r", "a", 7))
+	require.Equal(t, []string{"5:Put/5", "4:Put/4", "1:Put/1"}, columnCells(snap.Segment, "r", "a", 7))
+	v, _ = newest("a", 7)
+	require.Equal(t, "6", v)
+}

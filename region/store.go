@@ -279,7 +279,7 @@ type storeReaders struct {
 // deletes, and every store file's TIMERANGE ends before the put's
 // timestamp. false means that only a store scanner can tell. The cell is
 // the memstore's.
-func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now int64) (*encoding.KeyValue, bool) {
+func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now int64) (*encoding.KeyValue, memstore.Hint, bool) {
 	if ttl := s.options().TTL; ttl > 0 {
 		now -= ttl.Milliseconds()
 	} else {
@@ -287,16 +287,16 @@ func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now 
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	kv, familyDeleted := s.mem.Newest(row, s.family, qualifier, readPoint)
+	kv, familyDeleted, h := s.mem.NewestHint(row, s.family, qualifier, readPoint)
 	if kv == nil || familyDeleted || kv.Type != encoding.TypePut || len(kv.Tags) != 0 || kv.Timestamp < now {
-		return nil, false
+		return nil, h, false
 	}
 	for _, f := range s.files {
 		if maxTS, ok := f.Reader.MaxTimestamp(); !ok || maxTS >= kv.Timestamp {
-			return nil, false
+			return nil, h, false
 		}
 	}
-	return kv, true
+	return kv, h, true
 }
 
 // releaseFiles drops the references on the store files, once the scanners

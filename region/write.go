@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
+	"github.com/regionkv/regionkv/memstore"
 	"github.com/regionkv/regionkv/wal"
 )
 
@@ -107,8 +108,11 @@ type writeScratch struct {
 	// pending is a repeated column's value so far; in the scratch because
 	// it is handed to the caller's next function, so would escape.
 	pending encoding.KeyValue
-	// newest holds the cells rmwRead's memstore lookups found.
+	// newest holds the cells rmwRead's memstore lookups found, and hints
+	// where they found each of get's columns, for the upsert that follows
+	// under the same row lock.
 	newest []*encoding.KeyValue
+	hints  []memstore.Hint
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -140,6 +144,8 @@ func (s *writeScratch) release() {
 	s.get = Get{Columns: s.get.Columns[:0]}
 	clear(s.spans)
 	s.spans = s.spans[:0]
+	clear(s.hints)
+	s.hints = s.hints[:0]
 	s.pending = encoding.KeyValue{}
 	if m := s.cur.mem; m != nil && cap(m.buf) > maxScratchBytes {
 		s.cur = Result{}
@@ -347,7 +353,13 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		cells[i].SeqNum = encoding.SeqNum(seq)
 		st := set.byFamily[string(cells[i].Family)]
 		if upsert && st.options().MaxVersions == 1 {
-			added += st.mem.Upsert(&cells[i], r.oldestRead).DataSize
+			// rmwRead's hints are in the order of the cells, one per
+			// column, up to the first column it could not answer for.
+			var h memstore.Hint
+			if i < len(s.hints) {
+				h = s.hints[i]
+			}
+			added += st.mem.Upsert(&cells[i], r.oldestRead, h).DataSize
 		} else {
 			added += st.mem.Add(&cells[i]).DataSize
 		}
@@ -647,20 +659,24 @@ func (r *Region) rmwRead(g *Get, s *writeScratch) (*Result, error) {
 	now := r.now()
 	set := r.storeSet()
 	cells := s.newest[:0]
+	hints := s.hints[:0]
 	found := true
 	for _, c := range g.Columns {
 		st := set.byFamily[string(c.Family)]
 		var kv *encoding.KeyValue
+		var h memstore.Hint
 		if st != nil && c.Qualifier != nil {
-			kv, found = st.newestPut(g.Row, c.Qualifier, readPoint, now)
+			kv, h, found = st.newestPut(g.Row, c.Qualifier, readPoint, now)
 		} else {
 			found = false
 		}
+		hints = append(hints, h)
 		if !found {
 			break
 		}
 		cells = append(cells, kv)
 	}
+	s.hints = hints
 	if found {
 		res.reset()
 		res.add(cells) // g.Columns are in family, qualifier order
