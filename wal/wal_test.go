@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -591,4 +593,124 @@ func TestReaderAtEOF(t *testing.T) {
 	_, _, err := rd.Next()
 	require.Equal(t, io.EOF, err)
 	require.NoError(t, rd.Close())
+}
+
+// holdWALSyncs makes fs hold the first fsync of a segment until release is
+// closed, and then fail it with err (nil: succeed); entered is closed when
+// it is held.
+func holdWALSyncs(fs *testFS, err error) (entered, release chan struct{}) {
+	entered, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	fs.setSyncErr(func(path string) error {
+		if !strings.HasSuffix(path, ".wal") {
+			return nil
+		}
+		first := false
+		once.Do(func() { first = true; close(entered) })
+		if !first {
+			return nil
+		}
+		<-release
+		return err
+	})
+	return entered, release
+}
+
+// writeWhileHeld writes n SyncWAL entries with r from another goroutine and
+// fails the test if they do not all return: they must not wait for the
+// fsync the test holds.
+func writeWhileHeld(t *testing.T, r *region, n int) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i++ {
+			if _, err := r.write(SyncWAL); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("SyncWAL writes waited for the fsync of entries written before them")
+	}
+}
+
+// TestSyncAllFreesWriters: an fsync with nothing to write first (a flush's
+// SyncAll after SyncWAL writes) leaves the file free: SyncWAL writes go on
+// while it runs, and everything reads back.
+func TestSyncAllFreesWriters(t *testing.T) {
+	fs := newTestFS()
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
+	r := newRegion(w, 0)
+	r.mustWrite(t, SyncWAL, 10)
+	entered, release := holdWALSyncs(fs, nil)
+	synced := make(chan error, 1)
+	go func() { synced <- w.SyncAll() }()
+	<-entered
+	writeWhileHeld(t, r, 10)
+	close(release)
+	require.NoError(t, <-synced)
+	require.NoError(t, w.SyncAll())
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, 20), seqs)
+	require.False(t, stats.TornTail)
+}
+
+// TestSyncAllFailsFree: when such an fsync fails, SyncAll returns the error
+// and the writer is broken, but the SyncWAL writes acknowledged while it
+// ran stay: Reset keeps every written entry.
+func TestSyncAllFailsFree(t *testing.T) {
+	fs := newTestFS()
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
+	r := newRegion(w, 0)
+	r.mustWrite(t, SyncWAL, 10)
+	entered, release := holdWALSyncs(fs, syscall.EIO)
+	synced := make(chan error, 1)
+	go func() { synced <- w.SyncAll() }()
+	<-entered
+	writeWhileHeld(t, r, 10)
+	close(release)
+	require.ErrorIs(t, <-synced, syscall.EIO)
+	require.ErrorIs(t, w.Err(), syscall.EIO)
+	_, err := r.write(SyncWAL)
+	require.ErrorIs(t, err, syscall.EIO, "a broken writer takes no entry")
+	fs.setSyncErr(nil)
+	require.NoError(t, w.Reset())
+	r.mustWrite(t, FSyncWAL, 5)
+	require.NoError(t, w.Close())
+	seqs, _ := replaySeqs(t, vfs.Default, dir, 0)
+	// The entry refused by the broken writer took sequence id 21.
+	require.Equal(t, append(seqRange(1, 20), seqRange(22, 26)...), seqs)
+}
+
+// TestRollFreesWriters: a roll fsyncs what is written with the file free
+// before it holds writers for the rest, so SyncWAL writes go on while that
+// fsync runs; they land in the old segment or the new one, and all read
+// back.
+func TestRollFreesWriters(t *testing.T) {
+	fs := newTestFS()
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
+	r := newRegion(w, 0)
+	r.mustWrite(t, SyncWAL, 10)
+	entered, release := holdWALSyncs(fs, nil)
+	rolled := make(chan error, 1)
+	go func() { rolled <- w.Roll() }()
+	<-entered
+	writeWhileHeld(t, r, 10)
+	close(release)
+	require.NoError(t, <-rolled)
+	require.Len(t, w.Segments(), 2)
+	r.mustWrite(t, SyncWAL, 5)
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, 25), seqs)
+	require.False(t, stats.TornTail)
 }

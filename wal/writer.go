@@ -139,6 +139,13 @@ type Writer struct {
 		// one goroutine is busy, so writes never interleave. While err is
 		// set, no one is busy.
 		busy bool
+		// syncing is set while a Sync caller's round that had nothing
+		// to write fsyncs the active segment: the file is not busy
+		// meanwhile, so that rounds that only write (SyncWAL) go on while
+		// the disk syncs, and only another fsync, a roll, Close and Reset
+		// wait for it. (A flush's SyncAll fsyncs a memstore's worth of
+		// log, tens of milliseconds that every writer used to wait out.)
+		syncing bool
 		// pending holds framed entries not yet taken by a round;
 		// pendingMaxSeq is their highest sequence id. spare is the
 		// previous round's buffer, kept for reuse.
@@ -474,9 +481,11 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 		if fsync && txid > w.mu.syncReq {
 			w.mu.syncReq = txid
 		}
-		if !w.mu.busy && !w.mu.closing {
+		if !w.mu.busy && !w.mu.closing && !(fsync && w.mu.written >= txid && w.mu.syncing) {
 			// No one is writing: lead a round. A lone writer so writes its
-			// own entry without waking any goroutine.
+			// own entry without waking any goroutine. (An entry written
+			// and waiting for an fsync waits for the one in progress to
+			// end before it leads the next.)
 			w.leadLocked()
 			continue
 		}
@@ -521,17 +530,27 @@ func (w *Writer) lostLocked(txid uint64) error {
 func (w *Writer) leadLocked() {
 	w.mu.busy = true
 	buf, through := w.takePendingLocked()
-	sync := w.mu.syncReq > w.mu.synced
+	sync := w.mu.syncReq > w.mu.synced && !w.mu.syncing
+	// A round with entries to write fsyncs them before it reports them
+	// written, as one unit, so that a failed fsync fails every caller the
+	// round serves and Reset drops its entries. A round with nothing to
+	// write (a flush's SyncAll, most often: every entry already written by
+	// SyncWAL rounds) fsyncs with the file free (see syncFreeLocked).
+	free := sync && len(buf) == 0
 	path := w.mu.active.path
 	w.mu.Unlock()
-	err := w.writeAndSync(path, buf, sync)
+	err := w.writeAndSync(path, buf, sync && !free)
 	w.mu.Lock()
-	if !w.finishRoundLocked(buf, through, sync, err) {
+	if !w.finishRoundLocked(buf, through, sync && !free, err) {
 		return
 	}
-	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing {
+	if free && !w.syncFreeLocked(path, through) {
+		return
+	}
+	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing && !w.mu.syncing {
 		// Roll before anyone writes more. This caller pays for it, once
-		// per RollSize bytes, rather than a goroutine switch per round.
+		// per RollSize bytes, rather than a goroutine switch per round
+		// (other writers wait only for the end of it: see rollLocked).
 		if w.rollLocked(); w.mu.err != nil {
 			return
 		}
@@ -543,6 +562,41 @@ func (w *Writer) leadLocked() {
 		// goroutine switch this design avoids.
 		w.work.Signal()
 	}
+}
+
+// syncFreeLocked fsyncs the active segment, through txid through, with
+// the file not busy, so that other callers' rounds write meanwhile; it
+// then takes the file again (busy) and reports true, unless the fsync
+// failed (the writer is then broken) or another round has the file by
+// then, which finishes what this one would have (rolling, waking the
+// flush goroutine): then it returns false.
+//
+// REQUIRES: w.mu held, by the busy goroutine, no fsync in progress. It
+// releases w.mu around the fsync.
+func (w *Writer) syncFreeLocked(path string, through uint64) bool {
+	w.mu.busy, w.mu.syncing = false, true
+	w.done.Broadcast() // callers waiting to write may lead now
+	w.mu.Unlock()
+	// No roll, Close or Reset replaces w.file while syncing is set.
+	err := w.file.Sync()
+	w.mu.Lock()
+	w.mu.syncing = false
+	defer w.done.Broadcast()
+	if err != nil {
+		if w.mu.err == nil {
+			w.mu.err = errors.Wrapf(err, "wal: sync %s", path)
+		}
+		w.work.Signal() // the flush goroutine answers roll requests and Close
+		return false
+	}
+	w.syncs.Add(1)
+	w.mu.synced = max(w.mu.synced, through)
+	if w.mu.busy || w.mu.err != nil {
+		w.work.Signal() // the flush goroutine may wait for the fsync to end
+		return false
+	}
+	w.mu.busy = true
+	return true
 }
 
 // takePendingLocked takes the pending entries for a round and returns them
@@ -680,7 +734,11 @@ func (w *Writer) Reset() error {
 		return nil
 	}
 	// While the writer is broken no one is busy (see finishRoundLocked and
-	// rollLocked) and no one starts I/O: holding w.mu, Reset owns the file.
+	// rollLocked) and no one starts I/O: holding w.mu, Reset owns the file
+	// once an fsync in progress is done.
+	for w.mu.syncing {
+		w.done.Wait()
+	}
 	if w.mu.busy {
 		return errors.AssertionFailedf("wal: reset of a broken writer with I/O in progress")
 	}
@@ -784,9 +842,9 @@ func (w *Writer) flushLoop() {
 			w.work.Wait()
 			continue
 		}
-		if w.mu.busy {
-			// A Sync caller is writing; it signals work when done if
-			// there is any for us.
+		if w.mu.busy || w.mu.syncing {
+			// A Sync caller is writing or fsyncing; it signals work when
+			// done if there is any for us.
 			w.work.Wait()
 			continue
 		}
@@ -858,9 +916,28 @@ func (w *Writer) writeAndSync(path string, buf []byte, sync bool) error {
 // what lets a reader call any damage in it corruption.
 //
 // REQUIRES: w.mu is held, by the busy goroutine, and everything taken
-// from pending has been written. It releases w.mu around the I/O. On error it
+// from pending has been written. It releases w.mu around the I/O, and
+// busy around an fsync first (others may write meanwhile). On error it
 // breaks the writer and clears busy.
 func (w *Writer) rollLocked() {
+	if w.mu.written > w.mu.synced && !w.mu.syncing {
+		// Fsync what is written with the file free first (a SyncWAL
+		// segment is all unsynced: tens of milliseconds), so that
+		// writers go on meanwhile, and hold them below only for the
+		// fsync of what they wrote in between.
+		if !w.syncFreeLocked(w.mu.active.path, w.mu.written) {
+			if w.mu.err != nil {
+				return
+			}
+			for w.mu.busy || w.mu.syncing {
+				w.done.Wait()
+			}
+			if w.mu.err != nil {
+				return
+			}
+			w.mu.busy = true
+		}
+	}
 	req := w.mu.rollReq
 	old := w.mu.active
 	w.mu.Unlock()
