@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/cockroachdb/errors"
@@ -209,4 +210,36 @@ func TestMappedChunkAheadFails(t *testing.T) {
 	require.Error(t, w.Close())
 	seqs, _ := replaySeqs(t, vfs.Default, dir, 0)
 	require.Equal(t, seqRange(1, written), seqs)
+}
+
+// TestMappedWriteBackAhead: once a mapped segment has grown well past its
+// last fsync, the flush goroutine writes it back (sync_file_range) with the
+// file free, so that the roll's fsync finds little left; synced does not
+// move for it, and the log reads back whole.
+func TestMappedWriteBackAhead(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{RollSize: 8 << 20}) // write back every MiB
+	r := newRegion(w, 0)
+	n := 0
+	for w.Segments()[0].Size < 3<<20 {
+		r.mustWrite(t, SyncWAL, 1000)
+		n += 1000
+	}
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.mu.syncedSize >= 1<<20 && !w.mu.syncing
+	}, 10*time.Second, time.Millisecond, "no writeback ahead")
+	w.mu.Lock()
+	require.Zero(t, w.mu.synced, "a writeback is no fsync")
+	require.Zero(t, w.mu.syncedSize%4096)
+	w.mu.Unlock()
+	require.NoError(t, w.Roll())
+	w.mu.Lock()
+	require.Zero(t, w.mu.syncedSize, "a new segment starts unsynced")
+	w.mu.Unlock()
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, uint64(n)), seqs)
+	require.False(t, stats.TornTail)
 }

@@ -146,6 +146,13 @@ type Writer struct {
 		// wait for it. (A flush's SyncAll fsyncs a memstore's worth of
 		// log, tens of milliseconds that every writer used to wait out.)
 		syncing bool
+		// syncedSize is how much of the active segment an fsync or a
+		// writeback has covered; once more than syncAheadBytes is written
+		// past it, a round asks the flush goroutine (syncAhead) to write
+		// it back with the file free (writeBackLocked), so that a roll's
+		// fsync, which writers wait for, finds little left to write.
+		syncedSize int64
+		syncAhead  bool
 		// pending holds framed entries not yet taken by a round;
 		// pendingMaxSeq is their highest sequence id. spare is the
 		// previous round's buffer, kept for reuse.
@@ -547,6 +554,9 @@ func (w *Writer) leadLocked() {
 	if free && !w.syncFreeLocked(path, through) {
 		return
 	}
+	if !w.mu.syncing && w.mu.active.size-w.mu.syncedSize >= w.syncAheadBytes() {
+		w.mu.syncAhead = true
+	}
 	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing && !w.mu.syncing {
 		// Roll before anyone writes more. This caller pays for it, once
 		// per RollSize bytes, rather than a goroutine switch per round
@@ -556,13 +566,49 @@ func (w *Writer) leadLocked() {
 		}
 	}
 	w.mu.busy = false
-	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
+	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written || w.mu.syncAhead {
 		// The flush goroutine waits for the file to be free. Signal only
 		// then: waking it for nothing would cost a lone writer the
 		// goroutine switch this design avoids.
 		w.work.Signal()
 	}
 }
+
+// writerBack is a segment file that can start and wait for the writeback
+// of a range of its pages without an fsync (mapped segments:
+// sync_file_range).
+type writerBack interface {
+	WriteBack(from, to int64) error
+}
+
+// writeBackLocked writes back what the active segment holds past
+// syncedSize, to its last whole page, with the file free for writes, so
+// that the next fsync (a roll's, which writers wait for) finds little
+// left. It is not an fsync: synced does not move. A failure is left to
+// that fsync to report.
+//
+// REQUIRES: w.mu held by the flush goroutine, no one busy or syncing.
+func (w *Writer) writeBackLocked(wb writerBack) {
+	from, to := w.mu.syncedSize, w.mu.active.size&^(4096-1)
+	if to <= from {
+		return
+	}
+	w.mu.syncing = true // keeps rolls, Close and Reset off the file
+	w.mu.Unlock()
+	err := wb.WriteBack(from, to)
+	w.mu.Lock()
+	w.mu.syncing = false
+	if err == nil {
+		w.mu.syncedSize = max(w.mu.syncedSize, to)
+	}
+	w.done.Broadcast()
+}
+
+// syncAheadBytes is how far the active segment may grow past its last
+// fsync before the flush goroutine fsyncs it (see Writer.mu.syncedSize):
+// an eighth of a roll, and at least a chunk, so that small test segments
+// roll without it.
+func (w *Writer) syncAheadBytes() int64 { return max(w.opts.RollSize/8, mapChunk) }
 
 // syncFreeLocked fsyncs the active segment, through txid through, with
 // the file not busy, so that other callers' rounds write meanwhile; it
@@ -574,6 +620,7 @@ func (w *Writer) leadLocked() {
 // REQUIRES: w.mu held, by the busy goroutine, no fsync in progress. It
 // releases w.mu around the fsync.
 func (w *Writer) syncFreeLocked(path string, through uint64) bool {
+	size := w.mu.active.size // no roll while syncing: the segment stays
 	w.mu.busy, w.mu.syncing = false, true
 	w.done.Broadcast() // callers waiting to write may lead now
 	w.mu.Unlock()
@@ -591,6 +638,7 @@ func (w *Writer) syncFreeLocked(path string, through uint64) bool {
 	}
 	w.syncs.Add(1)
 	w.mu.synced = max(w.mu.synced, through)
+	w.mu.syncedSize = max(w.mu.syncedSize, size)
 	if w.mu.busy || w.mu.err != nil {
 		w.work.Signal() // the flush goroutine may wait for the fsync to end
 		return false
@@ -763,7 +811,7 @@ func (w *Writer) Reset() error {
 	// old.maxSeq may count dropped entries: that only keeps it from
 	// Prune a little longer.
 	w.mu.closed = append(w.mu.closed, old)
-	w.mu.active = seg
+	w.mu.active, w.mu.syncedSize = seg, 0
 	w.mu.err = nil
 	w.opts.Logger.Warn("wal: reset after a failure: truncated the active segment to its last good write and started a new one",
 		"segment", old.path, "size", old.size, "cause", cause.Error())
@@ -846,6 +894,13 @@ func (w *Writer) flushLoop() {
 			// A Sync caller is writing or fsyncing; it signals work when
 			// done if there is any for us.
 			w.work.Wait()
+			continue
+		}
+		if w.mu.syncAhead {
+			w.mu.syncAhead = false
+			if wb, ok := w.file.(writerBack); ok && !w.mu.closing {
+				w.writeBackLocked(wb)
+			}
 			continue
 		}
 		unwritten := w.mu.appended > w.mu.written
@@ -970,7 +1025,7 @@ func (w *Writer) rollLocked() {
 	w.file = f
 	w.mu.synced = w.mu.written
 	w.mu.closed = append(w.mu.closed, w.mu.active)
-	w.mu.active = seg
+	w.mu.active, w.mu.syncedSize = seg, 0
 	w.mu.rollDone = req
 	w.rolls.Add(1)
 	w.done.Broadcast()
