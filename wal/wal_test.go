@@ -639,22 +639,31 @@ func writeWhileHeld(t *testing.T, r *region, n int) {
 	}
 }
 
-// TestSyncAllFreesWriters: an fsync with nothing to write first (a flush's
-// SyncAll after SyncWAL writes) leaves the file free: SyncWAL writes go on
-// while it runs, and everything reads back.
-func TestSyncAllFreesWriters(t *testing.T) {
+// whileSyncHeld opens a writer on a testFS and writes 10 SyncWAL entries;
+// then runs op in a goroutine with the segment's first fsync held, writes
+// 10 more SyncWAL entries meanwhile (which must not wait for it: see
+// writeWhileHeld), lets the fsync end with syncErr and returns op's error.
+func whileSyncHeld(t *testing.T, syncErr error, op func(*Writer) error) (*testFS, string, *Writer, *region, error) {
 	fs := newTestFS()
 	dir := t.TempDir()
 	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
 	r := newRegion(w, 0)
 	r.mustWrite(t, SyncWAL, 10)
-	entered, release := holdWALSyncs(fs, nil)
-	synced := make(chan error, 1)
-	go func() { synced <- w.SyncAll() }()
+	entered, release := holdWALSyncs(fs, syncErr)
+	done := make(chan error, 1)
+	go func() { done <- op(w) }()
 	<-entered
 	writeWhileHeld(t, r, 10)
 	close(release)
-	require.NoError(t, <-synced)
+	return fs, dir, w, r, <-done
+}
+
+// TestSyncAllFreesWriters: an fsync with nothing to write first (a flush's
+// SyncAll after SyncWAL writes) leaves the file free: SyncWAL writes go on
+// while it runs, and everything reads back.
+func TestSyncAllFreesWriters(t *testing.T) {
+	_, dir, w, _, err := whileSyncHeld(t, nil, (*Writer).SyncAll)
+	require.NoError(t, err)
 	require.NoError(t, w.SyncAll())
 	require.NoError(t, w.Close())
 	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
@@ -666,20 +675,10 @@ func TestSyncAllFreesWriters(t *testing.T) {
 // and the writer is broken, but the SyncWAL writes acknowledged while it
 // ran stay: Reset keeps every written entry.
 func TestSyncAllFailsFree(t *testing.T) {
-	fs := newTestFS()
-	dir := t.TempDir()
-	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
-	r := newRegion(w, 0)
-	r.mustWrite(t, SyncWAL, 10)
-	entered, release := holdWALSyncs(fs, syscall.EIO)
-	synced := make(chan error, 1)
-	go func() { synced <- w.SyncAll() }()
-	<-entered
-	writeWhileHeld(t, r, 10)
-	close(release)
-	require.ErrorIs(t, <-synced, syscall.EIO)
+	fs, dir, w, r, err := whileSyncHeld(t, syscall.EIO, (*Writer).SyncAll)
+	require.ErrorIs(t, err, syscall.EIO)
 	require.ErrorIs(t, w.Err(), syscall.EIO)
-	_, err := r.write(SyncWAL)
+	_, err = r.write(SyncWAL)
 	require.ErrorIs(t, err, syscall.EIO, "a broken writer takes no entry")
 	fs.setSyncErr(nil)
 	require.NoError(t, w.Reset())
@@ -695,18 +694,8 @@ func TestSyncAllFailsFree(t *testing.T) {
 // fsync runs; they land in the old segment or the new one, and all read
 // back.
 func TestRollFreesWriters(t *testing.T) {
-	fs := newTestFS()
-	dir := t.TempDir()
-	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
-	r := newRegion(w, 0)
-	r.mustWrite(t, SyncWAL, 10)
-	entered, release := holdWALSyncs(fs, nil)
-	rolled := make(chan error, 1)
-	go func() { rolled <- w.Roll() }()
-	<-entered
-	writeWhileHeld(t, r, 10)
-	close(release)
-	require.NoError(t, <-rolled)
+	_, dir, w, r, err := whileSyncHeld(t, nil, (*Writer).Roll)
+	require.NoError(t, err)
 	require.Len(t, w.Segments(), 2)
 	r.mustWrite(t, SyncWAL, 5)
 	require.NoError(t, w.Close())
