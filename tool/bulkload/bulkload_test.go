@@ -90,6 +90,28 @@ func startCluster(t *testing.T) *cluster {
 	return shared.cl
 }
 
+// uniqueTable returns base, or base with a number after it if a test of
+// this process already used it: the server is shared, also across
+// repeated runs (go test -count=2), and a table can be created once.
+func uniqueTable(base string) string {
+	tableNames.Lock()
+	defer tableNames.Unlock()
+	if tableNames.used == nil {
+		tableNames.used = map[string]int{}
+	}
+	n := tableNames.used[base]
+	tableNames.used[base] = n + 1
+	if n == 0 {
+		return base
+	}
+	return fmt.Sprintf("%s_%d", base, n+1)
+}
+
+var tableNames struct {
+	sync.Mutex
+	used map[string]int
+}
+
 func (cl *cluster) createTable(t *testing.T, name string, splits ...string) {
 	t.Helper()
 	var keys [][]byte
@@ -153,7 +175,8 @@ func runMain(t *testing.T, args ...string) (int, string, string) {
 
 func TestBulkLoadSplitsAtRegionBoundaries(t *testing.T) {
 	cl := startCluster(t)
-	cl.createTable(t, "t", "g", "p")
+	tbl := uniqueTable("t")
+	cl.createTable(t, tbl, "g", "p")
 	dir := t.TempDir()
 	// One file straddling both boundaries (split twice), one that fits.
 	big := filepath.Join(dir, "cf", "big")
@@ -166,15 +189,15 @@ func TestBulkLoadSplitsAtRegionBoundaries(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cf", "_logs"), []byte("x"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cf", "junk"), []byte("not an hfile"), 0o644))
 
-	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), "-v", dir, "t")
+	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), "-v", dir, tbl)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "loaded 4 files")
 	require.Contains(t, out, "split 2 files at region boundaries")
 	require.Contains(t, errOut, "not an HFile; skipped")
 	for _, r := range rows('a', 'z', 20) {
-		require.Equal(t, "big-"+r, cl.value(t, "t", r, "cf"), r)
+		require.Equal(t, "big-"+r, cl.value(t, tbl, r, "cf"), r)
 	}
-	require.Equal(t, "small-d004", cl.value(t, "t", "d004", "cf2"))
+	require.Equal(t, "small-d004", cl.value(t, tbl, "d004", "cf2"))
 	_, err := os.Stat(small)
 	require.True(t, os.IsNotExist(err), "a loaded file moves into its store")
 	_, err = os.Stat(big)
@@ -182,7 +205,7 @@ func TestBulkLoadSplitsAtRegionBoundaries(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "cf", ".tmp"))
 	require.True(t, os.IsNotExist(err), "the halves' directory is removed")
 	// Each region got its share: every region has store files now.
-	regions, err := cl.c.Regions(context.Background(), "t")
+	regions, err := cl.c.Regions(context.Background(), tbl)
 	require.NoError(t, err)
 	for _, r := range regions {
 		files, err := cl.c.StoreFiles(context.Background(), r.Name, "cf")
@@ -195,19 +218,20 @@ func TestBulkLoadSplitsAtRegionBoundaries(t *testing.T) {
 // boundary of a pre-split table.
 func TestBulkLoadHBaseFile(t *testing.T) {
 	cl := startCluster(t)
-	require.NoError(t, cl.c.CreateTable(context.Background(), client.TableDescriptor{Name: "h", Families: []client.Family{{Name: "cf"}}},
+	tbl := uniqueTable("h")
+	require.NoError(t, cl.c.CreateTable(context.Background(), client.TableDescriptor{Name: tbl, Families: []client.Family{{Name: "cf"}}},
 		[][]byte{[]byte("aam")}))
 	dir := t.TempDir()
 	b, err := os.ReadFile(filepath.Join("..", "..", "hfile", "testdata", "v3-gz-rowbloom-25cells.hfile"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cf", "0123456789abcdef0123456789abcdef"), b, 0o644))
-	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), "--copy", dir, "h")
+	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), "--copy", dir, tbl)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "loaded 2 files")
 	for i := 0; i < 25; i++ {
 		row := "aa" + string(rune('a'+i))
-		require.Equal(t, row, cl.value(t, "h", row, "cf"), row)
+		require.Equal(t, row, cl.value(t, tbl, row, "cf"), row)
 	}
 	_, err = os.Stat(filepath.Join(dir, "cf", "0123456789abcdef0123456789abcdef"))
 	require.NoError(t, err, "--copy leaves the files")
@@ -219,7 +243,8 @@ func TestBulkLoadHBaseFile(t *testing.T) {
 // loads.
 func TestBulkLoadRetriesWhenRegionsChange(t *testing.T) {
 	cl := startCluster(t)
-	cl.createTable(t, "r", "m")
+	tbl := uniqueTable("r")
+	cl.createTable(t, tbl, "m")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "cf", "f"), "cf", "v-", rows('a', 'z', 3), hfile.WriterOptions{})
 	writeFile(t, filepath.Join(dir, "cf2", "f"), "cf2", "w-", rows('k', 'o', 3), hfile.WriterOptions{})
@@ -233,50 +258,51 @@ func TestBulkLoadRetriesWhenRegionsChange(t *testing.T) {
 	}
 	regionsHook = stale
 	defer func() { regionsHook = nil }()
-	res, err := Run(context.Background(), cl.c, Options{Dir: dir, Table: "r"})
+	res, err := Run(context.Background(), cl.c, Options{Dir: dir, Table: tbl})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Passes)
 	require.Equal(t, 2, res.Splits)
 	require.Equal(t, 4, res.Files)
-	require.Equal(t, "v-y002", cl.value(t, "r", "y002", "cf"))
-	require.Equal(t, "w-l001", cl.value(t, "r", "l001", "cf2"))
+	require.Equal(t, "v-y002", cl.value(t, tbl, "y002", "cf"))
+	require.Equal(t, "w-l001", cl.value(t, tbl, "l001", "cf2"))
 
 	// A view that never gets right: the retries run out.
 	writeFile(t, filepath.Join(dir, "cf", "g"), "cf", "x-", rows('a', 'z', 1), hfile.WriterOptions{})
 	regionsHook = func(regions []client.RegionInfo, pass int) []client.RegionInfo { return stale(regions, 0) }
-	_, err = Run(context.Background(), cl.c, Options{Dir: dir, Table: "r", Retries: 2})
+	_, err = Run(context.Background(), cl.c, Options{Dir: dir, Table: tbl, Retries: 2})
 	require.ErrorContains(t, err, "after 3 lookups")
-	require.Equal(t, "v-a000", cl.value(t, "r", "a000", "cf"), "nothing of the failed run was loaded")
+	require.Equal(t, "v-a000", cl.value(t, tbl, "a000", "cf"), "nothing of the failed run was loaded")
 }
 
 func TestBulkLoadRefusals(t *testing.T) {
 	cl := startCluster(t)
-	cl.createTable(t, "u")
+	tbl := uniqueTable("u")
+	cl.createTable(t, tbl)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "cf", "f"), "cf", "v-", rows('a', 'c', 2), hfile.WriterOptions{})
 	writeFile(t, filepath.Join(dir, "other", "f"), "other", "v-", rows('a', 'c', 2), hfile.WriterOptions{})
-	code, _, errOut := runMain(t, "--zk", cl.zk.Addr(), dir, "u")
+	code, _, errOut := runMain(t, "--zk", cl.zk.Addr(), dir, tbl)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "unmatched family names in the files to load: [other]")
-	require.Equal(t, "", cl.value(t, "u", "a000", "cf"))
-	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-Dignore.unmatched.families=yes", dir, "u")
+	require.Equal(t, "", cl.value(t, tbl, "a000", "cf"))
+	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-Dignore.unmatched.families=yes", dir, tbl)
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, "v-a000", cl.value(t, "u", "a000", "cf"))
+	require.Equal(t, "v-a000", cl.value(t, tbl, "a000", "cf"))
 
 	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), dir, "nosuch")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "table nosuch does not exist")
-	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-D", "bogus=1", dir, "u")
+	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-D", "bogus=1", dir, tbl)
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unknown property "bogus"`)
-	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-D", "create.table=yes", dir, "u")
+	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), "-D", "create.table=yes", dir, tbl)
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "does not create tables")
 	code, _, errOut = runMain(t, "--zk", cl.zk.Addr(), dir)
 	require.Equal(t, 2, code)
 	require.Equal(t, "regionsrv bulkload: want DIR TABLE, got 1 argument: "+dir+"\nRun 'regionsrv bulkload --help' for usage.\n", errOut)
 	// An empty directory loads nothing, as HBase's tool: a warning.
-	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), t.TempDir(), "u")
+	code, out, errOut := runMain(t, "--zk", cl.zk.Addr(), t.TempDir(), tbl)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "no files to load")
 	require.Contains(t, out, "loaded 0 files")
@@ -352,6 +378,7 @@ func scanAll(t *testing.T, c *client.Client, table string) []string {
 // identical scans.
 func TestBulkLoadStoreFilesBetweenServers(t *testing.T) {
 	cl := startCluster(t) // A
+	src := uniqueTable("src")
 	cfgB := server.Config{DataDir: t.TempDir(), Port: server.FreePort, InfoPort: -1, ZKQuorum: cl.zk.Addr(), ZKRoot: "/b",
 		Logger: slog.New(slog.DiscardHandler)}
 	srvB, err := server.Start(cfgB)
@@ -363,13 +390,13 @@ func TestBulkLoadStoreFilesBetweenServers(t *testing.T) {
 	ctx := context.Background()
 	fams := []client.Family{{Name: "cf", Attributes: map[string]string{"VERSIONS": "3", "COMPRESSION": "GZ"}},
 		{Name: "cf2", Attributes: map[string]string{"DATA_BLOCK_ENCODING": "FAST_DIFF"}}}
-	require.NoError(t, cl.c.CreateTable(ctx, client.TableDescriptor{Name: "src", Families: fams}, [][]byte{[]byte("h"), []byte("q")}))
+	require.NoError(t, cl.c.CreateTable(ctx, client.TableDescriptor{Name: src, Families: fams}, [][]byte{[]byte("h"), []byte("q")}))
 	require.NoError(t, cB.CreateTable(ctx, client.TableDescriptor{Name: "dst", Families: fams},
 		[][]byte{[]byte("d"), []byte("m"), []byte("t")}))
 	all := rows('a', 'z', 8)
 	for gen := int64(1); gen <= 3; gen++ {
 		for i, row := range all {
-			m := client.NewPut("src", []byte(row)).AddAt([]byte("cf"), []byte("q"), 1000*gen, []byte(fmt.Sprintf("%s-v%d", row, gen)))
+			m := client.NewPut(src, []byte(row)).AddAt([]byte("cf"), []byte("q"), 1000*gen, []byte(fmt.Sprintf("%s-v%d", row, gen)))
 			if gen == 1 || i%3 == 0 {
 				m.AddAt([]byte("cf2"), []byte(fmt.Sprintf("c%d", i%4)), 1000*gen, []byte(row))
 			}
@@ -379,22 +406,22 @@ func TestBulkLoadStoreFilesBetweenServers(t *testing.T) {
 		if gen == 2 {
 			for i, row := range all {
 				if i%7 == 0 {
-					_, err := cl.c.Mutate(ctx, client.NewDelete("src", []byte(row)).DeleteColumns([]byte("cf"), []byte("q"), 1500))
+					_, err := cl.c.Mutate(ctx, client.NewDelete(src, []byte(row)).DeleteColumns([]byte("cf"), []byte("q"), 1500))
 					require.NoError(t, err)
 				}
 				if i%11 == 0 {
-					_, err := cl.c.Mutate(ctx, client.NewDelete("src", []byte(row)).DeleteFamily([]byte("cf2"), 2500))
+					_, err := cl.c.Mutate(ctx, client.NewDelete(src, []byte(row)).DeleteFamily([]byte("cf2"), 2500))
 					require.NoError(t, err)
 				}
 			}
 		}
-		require.NoError(t, cl.c.FlushTable(ctx, "src"))
+		require.NoError(t, cl.c.FlushTable(ctx, src))
 	}
-	want := scanAll(t, cl.c, "src")
+	want := scanAll(t, cl.c, src)
 	require.NotEmpty(t, want)
 
 	dir := t.TempDir()
-	regions, err := cl.c.Regions(ctx, "src")
+	regions, err := cl.c.Regions(ctx, src)
 	require.NoError(t, err)
 	n := 0
 	for _, r := range regions {
