@@ -415,10 +415,11 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 // that an untagged put besides kv hides, with need that put's sequence id:
 // an answer of need or more removes what it hides, and oldest may return
 // an older one it knows without work. It reports false when it cannot tell
-// (a read is taking its read point right now), and nothing is removed then. A put the reader that holds the oldest read
-// point sees is kept, as are delete markers and puts with tags (a TTL tag
-// can expire a newer put before an older one). The returned change in
-// size counts the removed cells.
+// (a read is taking its read point right now), and nothing is removed
+// then. A put the reader that holds the oldest read point sees is kept, as
+// are delete markers and puts with tags (a TTL tag can expire a newer put
+// before an older one). The returned change in size counts the removed
+// cells.
 //
 // REQUIRES: as Add; every reader of the segment that does not hold the
 // row's lock reads at a read point oldest accounts for.
@@ -534,8 +535,8 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 }
 
 // pruneLocked unlinks from col the upserted puts that no reader can see
-// (see Upsert); added is the cell just added, which stays. Readers walk the list
-// without the mutex: an unlinked node keeps its link to the rest of the
+// (see Upsert); added is the cell just added, which stays. Readers walk the
+// list without the mutex: an unlinked node keeps its link to the rest of the
 // list, so a reader on it goes on as before, and a reader that comes later
 // skips it. REQUIRES: s.mu held.
 //
