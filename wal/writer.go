@@ -139,20 +139,22 @@ type Writer struct {
 		// one goroutine is busy, so writes never interleave. While err is
 		// set, no one is busy.
 		busy bool
-		// syncing is set while a Sync caller's round that had nothing
-		// to write fsyncs the active segment: the file is not busy
-		// meanwhile, so that rounds that only write (SyncWAL) go on while
-		// the disk syncs, and only another fsync, a roll, Close and Reset
-		// wait for it. (A flush's SyncAll fsyncs a memstore's worth of
-		// log, tens of milliseconds that every writer used to wait out.)
+		// syncing is set while the active segment is fsync'd or written
+		// back with the file not busy: by a round that had nothing to
+		// write (syncFreeLocked: a flush's SyncAll fsyncs a memstore's
+		// worth of log, tens of milliseconds that every writer used to
+		// wait out), by a roll before it holds writers (rollLocked), or by
+		// the flush goroutine's writeback (writeBackLocked). Rounds that
+		// only write (SyncWAL) go on meanwhile; another fsync, a roll,
+		// Close and Reset wait for it.
 		syncing bool
 		// syncedSize is how much of the active segment an fsync or a
-		// writeback has covered; once more than syncAheadBytes is written
-		// past it, a round asks the flush goroutine (syncAhead) to write
-		// it back with the file free (writeBackLocked), so that a roll's
-		// fsync, which writers wait for, finds little left to write.
-		syncedSize int64
-		syncAhead  bool
+		// writeback has covered; once writeBackBytes more is written, a
+		// round asks the flush goroutine (writeBackDue) to write it back
+		// (writeBackLocked), so that a roll's fsync, which writers wait
+		// for, finds little left to write.
+		syncedSize   int64
+		writeBackDue bool
 		// pending holds framed entries not yet taken by a round;
 		// pendingMaxSeq is their highest sequence id. spare is the
 		// previous round's buffer, kept for reuse.
@@ -554,8 +556,8 @@ func (w *Writer) leadLocked() {
 	if free && !w.syncFreeLocked(path, through) {
 		return
 	}
-	if !w.mu.syncing && w.mu.active.size-w.mu.syncedSize >= w.syncAheadBytes() {
-		w.mu.syncAhead = true
+	if !w.mu.syncing && w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
+		w.mu.writeBackDue = true
 	}
 	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing && !w.mu.syncing {
 		// Roll before anyone writes more. This caller pays for it, once
@@ -566,7 +568,7 @@ func (w *Writer) leadLocked() {
 		}
 	}
 	w.mu.busy = false
-	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written || w.mu.syncAhead {
+	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written || w.mu.writeBackDue {
 		// The flush goroutine waits for the file to be free. Signal only
 		// then: waking it for nothing would cost a lone writer the
 		// goroutine switch this design avoids.
@@ -574,12 +576,15 @@ func (w *Writer) leadLocked() {
 	}
 }
 
-// writerBack is a segment file that can start and wait for the writeback
-// of a range of its pages without an fsync (mapped segments:
-// sync_file_range).
-type writerBack interface {
+// writeBacker is a segment file that can write back a range of its pages
+// and wait for them, without an fsync (mapped segments: sync_file_range).
+type writeBacker interface {
 	WriteBack(from, to int64) error
 }
+
+// pageSize is the page size writeBackLocked rounds down to; a multiple of
+// it is a page boundary on every platform we run on.
+const pageSize = 4096
 
 // writeBackLocked writes back what the active segment holds past
 // syncedSize, to its last whole page, with the file free for writes, so
@@ -588,8 +593,8 @@ type writerBack interface {
 // that fsync to report.
 //
 // REQUIRES: w.mu held by the flush goroutine, no one busy or syncing.
-func (w *Writer) writeBackLocked(wb writerBack) {
-	from, to := w.mu.syncedSize, w.mu.active.size&^(4096-1)
+func (w *Writer) writeBackLocked(wb writeBacker) {
+	from, to := w.mu.syncedSize, w.mu.active.size&^(pageSize-1)
 	if to <= from {
 		return
 	}
@@ -604,11 +609,11 @@ func (w *Writer) writeBackLocked(wb writerBack) {
 	w.done.Broadcast()
 }
 
-// syncAheadBytes is how far the active segment may grow past its last
-// fsync before the flush goroutine fsyncs it (see Writer.mu.syncedSize):
-// an eighth of a roll, and at least a chunk, so that small test segments
-// roll without it.
-func (w *Writer) syncAheadBytes() int64 { return max(w.opts.RollSize/8, mapChunk) }
+// writeBackBytes is how far the active segment may grow past its last
+// fsync or writeback before the flush goroutine writes it back (see
+// Writer.mu.syncedSize): an eighth of a roll, and at least a chunk, so
+// that small test segments roll without it.
+func (w *Writer) writeBackBytes() int64 { return max(w.opts.RollSize/8, mapChunk) }
 
 // syncFreeLocked fsyncs the active segment, through txid through, with
 // the file not busy, so that other callers' rounds write meanwhile; it
@@ -896,9 +901,9 @@ func (w *Writer) flushLoop() {
 			w.work.Wait()
 			continue
 		}
-		if w.mu.syncAhead {
-			w.mu.syncAhead = false
-			if wb, ok := w.file.(writerBack); ok && !w.mu.closing {
+		if w.mu.writeBackDue {
+			w.mu.writeBackDue = false
+			if wb, ok := w.file.(writeBacker); ok && !w.mu.closing {
 				w.writeBackLocked(wb)
 			}
 			continue
@@ -980,6 +985,7 @@ func (w *Writer) rollLocked() {
 		// segment is all unsynced: tens of milliseconds), so that
 		// writers go on meanwhile, and hold them below only for the
 		// fsync of what they wrote in between.
+		num := w.mu.active.num
 		if !w.syncFreeLocked(w.mu.active.path, w.mu.written) {
 			if w.mu.err != nil {
 				return
@@ -991,6 +997,12 @@ func (w *Writer) rollLocked() {
 				return
 			}
 			w.mu.busy = true
+			if w.mu.active.num != num && w.mu.rollReq == w.mu.rollDone {
+				// The round that had the file meanwhile rolled it, and
+				// no roll was asked for since: rolling again would only
+				// start an empty segment.
+				return
+			}
 		}
 	}
 	req := w.mu.rollReq
