@@ -171,15 +171,15 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// WriteBack writes back the file's pages in [from, to) and waits for
-// them (sync_file_range), without an fsync: no metadata, no cache flush.
-// The writer calls it with pages no store is changing, so that the fsync
-// of a roll has less to write while writers wait. Pages stored to later
-// fault once more to be dirtied again, which is why it stops short of the
-// page being written and of the chunk made ready ahead.
-func (m *mappedFile) WriteBack(from, to int64) error {
-	return errors.Wrap(unix.SyncFileRange(m.fd, from, to-from,
-		unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER), "sync_file_range")
+// StartWriteBack starts the writeback of the file's pages in [from, to)
+// (sync_file_range), without waiting for it and without an fsync: no
+// metadata, no cache flush. The writer calls it with pages no store is
+// changing, so that the fsync of a roll has less to write while writers
+// wait. A page written back faults once more when stored to, which is why
+// it stops short of the page being written and of the chunk made ready
+// ahead.
+func (m *mappedFile) StartWriteBack(from, to int64) error {
+	return errors.Wrap(unix.SyncFileRange(m.fd, from, to-from, unix.SYNC_FILE_RANGE_WRITE), "sync_file_range")
 }
 
 // Sync fsyncs the file, which on Linux writes back the pages stored

@@ -213,9 +213,9 @@ func TestMappedChunkAheadFails(t *testing.T) {
 }
 
 // TestMappedWriteBackAhead: once a mapped segment has grown well past its
-// last fsync, the flush goroutine writes it back (sync_file_range) with the
-// file free, so that the roll's fsync finds little left; synced does not
-// move for it, and the log reads back whole.
+// last fsync, a round starts its writeback (sync_file_range), so that the
+// roll's fsync finds little left; synced does not move for it, and the log
+// reads back whole.
 func TestMappedWriteBackAhead(t *testing.T) {
 	dir := t.TempDir()
 	w := openTest(t, dir, Options{RollSize: 8 << 20}) // write back every MiB

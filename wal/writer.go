@@ -139,22 +139,20 @@ type Writer struct {
 		// one goroutine is busy, so writes never interleave. While err is
 		// set, no one is busy.
 		busy bool
-		// syncing is set while the active segment is fsync'd or written
-		// back with the file not busy: by a round that had nothing to
-		// write (syncFreeLocked: a flush's SyncAll fsyncs a memstore's
-		// worth of log, tens of milliseconds that every writer used to
-		// wait out), by a roll before it holds writers (rollLocked), or by
-		// the flush goroutine's writeback (writeBackLocked). Rounds that
+		// syncing is set while the active segment is fsync'd with the
+		// file not busy: by a round that had nothing to write
+		// (syncFreeLocked: a flush's SyncAll fsyncs a memstore's worth of
+		// log, tens of milliseconds that every writer used to wait out),
+		// or by a roll before it holds writers (rollLocked). Rounds that
 		// only write (SyncWAL) go on meanwhile; another fsync, a roll,
 		// Close and Reset wait for it.
 		syncing bool
-		// syncedSize is how much of the active segment an fsync or a
-		// writeback has covered; once writeBackBytes more is written, a
-		// round asks the flush goroutine (writeBackDue) to write it back
-		// (writeBackLocked), so that a roll's fsync, which writers wait
-		// for, finds little left to write.
-		syncedSize   int64
-		writeBackDue bool
+		// syncedSize is how much of the active segment an fsync has
+		// covered or a writeback has been started for; once
+		// writeBackBytes more is written, a round starts the writeback of
+		// the rest (startWriteBackLocked), so that a roll's fsync, which
+		// writers wait for, finds little left to write.
+		syncedSize int64
 		// pending holds framed entries not yet taken by a round;
 		// pendingMaxSeq is their highest sequence id. spare is the
 		// previous round's buffer, kept for reuse.
@@ -556,8 +554,8 @@ func (w *Writer) leadLocked() {
 	if free && !w.syncFreeLocked(path, through) {
 		return
 	}
-	if !w.mu.syncing && w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
-		w.mu.writeBackDue = true
+	if w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
+		w.startWriteBackLocked()
 	}
 	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing && !w.mu.syncing {
 		// Roll before anyone writes more. This caller pays for it, once
@@ -568,7 +566,7 @@ func (w *Writer) leadLocked() {
 		}
 	}
 	w.mu.busy = false
-	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written || w.mu.writeBackDue {
+	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
 		// The flush goroutine waits for the file to be free. Signal only
 		// then: waking it for nothing would cost a lone writer the
 		// goroutine switch this design avoids.
@@ -576,41 +574,42 @@ func (w *Writer) leadLocked() {
 	}
 }
 
-// writeBacker is a segment file that can write back a range of its pages
-// and wait for them, without an fsync (mapped segments: sync_file_range).
+// writeBacker is a segment file that can start the writeback of a range
+// of its pages without waiting for it and without an fsync (mapped
+// segments: sync_file_range).
 type writeBacker interface {
-	WriteBack(from, to int64) error
+	StartWriteBack(from, to int64) error
 }
 
-// pageSize is the page size writeBackLocked rounds down to; a multiple of
-// it is a page boundary on every platform we run on.
+// pageSize is the page size startWriteBackLocked rounds down to; a
+// multiple of it is a page boundary on every platform we run on.
 const pageSize = 4096
 
-// writeBackLocked writes back what the active segment holds past
-// syncedSize, to its last whole page, with the file free for writes, so
-// that the next fsync (a roll's, which writers wait for) finds little
-// left. It is not an fsync: synced does not move. A failure is left to
-// that fsync to report.
+// startWriteBackLocked starts the writeback of what the active segment
+// holds past syncedSize, to its last whole page, so that the next fsync (a
+// roll's, which writers wait for) finds little left. It only queues the
+// I/O, once every writeBackBytes, and it is not an fsync: synced does not
+// move. A failure is left to that fsync to report. A segment that cannot
+// (not mapped) is left as it was.
 //
-// REQUIRES: w.mu held by the flush goroutine, no one busy or syncing.
-func (w *Writer) writeBackLocked(wb writeBacker) {
+// REQUIRES: w.mu held, by the busy goroutine. It releases w.mu around the
+// system call.
+func (w *Writer) startWriteBackLocked() {
+	wb, ok := w.file.(writeBacker)
 	from, to := w.mu.syncedSize, w.mu.active.size&^(pageSize-1)
-	if to <= from {
+	if !ok || to <= from {
 		return
 	}
-	w.mu.syncing = true // keeps rolls, Close and Reset off the file
 	w.mu.Unlock()
-	err := wb.WriteBack(from, to)
+	err := wb.StartWriteBack(from, to)
 	w.mu.Lock()
-	w.mu.syncing = false
 	if err == nil {
 		w.mu.syncedSize = max(w.mu.syncedSize, to)
 	}
-	w.done.Broadcast()
 }
 
 // writeBackBytes is how far the active segment may grow past its last
-// fsync or writeback before the flush goroutine writes it back (see
+// fsync or writeback before a round starts writing it back (see
 // Writer.mu.syncedSize): an eighth of a roll, and at least a chunk, so
 // that small test segments roll without it.
 func (w *Writer) writeBackBytes() int64 { return max(w.opts.RollSize/8, mapChunk) }
@@ -899,13 +898,6 @@ func (w *Writer) flushLoop() {
 			// A Sync caller is writing or fsyncing; it signals work when
 			// done if there is any for us.
 			w.work.Wait()
-			continue
-		}
-		if w.mu.writeBackDue {
-			w.mu.writeBackDue = false
-			if wb, ok := w.file.(writeBacker); ok && !w.mu.closing {
-				w.writeBackLocked(wb)
-			}
 			continue
 		}
 		unwritten := w.mu.appended > w.mu.written
