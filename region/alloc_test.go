@@ -32,6 +32,7 @@ func TestPointReadAllocs(t *testing.T) {
 		o.DisableAutoCompaction = true
 		o.Families = []FamilyOptions{{Name: "f", Encoding: encoding.EncodingFastDiff, Compression: hfile.CompressionSnappy}}
 	})
+	defer r.Close()
 	fam, qual := []byte("f"), []byte("q")
 	const rows = 5000
 	for i := 0; i < rows; i++ {

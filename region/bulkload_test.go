@@ -123,6 +123,7 @@ func TestBulkLoadMovesFilesIntoStores(t *testing.T) {
 	check(r)
 	require.NoError(t, r.Close())
 	r = openTest(t, dir, nil)
+	defer r.Close()
 	check(r)
 }
 
@@ -155,6 +156,7 @@ func TestBulkLoadHBaseFile(t *testing.T) {
 	require.NoError(t, r.Close())
 	r, err = Open(dir, Options{})
 	require.NoError(t, err)
+	defer r.Close()
 	require.Equal(t, "aam", string(getValue(t, r, "aam", "cf", "")))
 }
 
@@ -400,8 +402,8 @@ func TestBulkLoadMarkerNotReplayed(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Put(NewPut(b("after")).Add(b("METAFAMILY"), b("q"), b("v"))))
 	// Abandon the region without a flush (a crash), then replay.
+	abandon(r)
 	require.NoError(t, r.wal.Close())
-	r.lock.Close()
 	r2, err := Open(dir, o)
 	require.NoError(t, err)
 	defer r2.Close()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/testutil"
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/internal/vfs/errorfs"
 	"github.com/regionkv/regionkv/wal"
@@ -35,6 +36,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if n := faultsInjected.Load(); n > 0 && testing.Verbose() {
 		fmt.Printf("disk faults injected: %d\n", n)
+	}
+	if code == 0 {
+		if leaked := testutil.LeakedGoroutines(5*time.Second, "region.(*Region).flusher", "region.(*Region).compactor"); leaked != "" {
+			fmt.Printf("FAIL: regions left open by the tests: their flusher or compactor still runs, and its\n"+
+				"work (allocations, compactions of removed directories) falls into later tests:\n%s\n", leaked)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
