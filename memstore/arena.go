@@ -63,13 +63,15 @@ func payloadLen(kv *encoding.KeyValue) int {
 	return len(kv.Row) + len(kv.Family) + len(kv.Qualifier) + len(kv.Value) + len(kv.Tags)
 }
 
-// cell is a cell's slab slot: its KeyValue header, and the column it
-// starts or, if it joins a column, only the list node inline in that
-// (col.v0). One slot per cell keeps a cell's header next to its list node,
-// which a scanner reads first.
+// cell is a cell's slab slot: the column it starts or, if it joins a
+// column, only the list node inline in that (col.v0), and its KeyValue
+// header. One slot per cell keeps a cell's header next to its list node,
+// which a scanner reads first. The node comes first, so that it and the
+// column's head share the slot's first cache line (slots of 200 bytes;
+// an ownCell is 256-byte aligned).
 type cell struct {
-	kv  encoding.KeyValue
 	col column
+	kv  encoding.KeyValue
 }
 
 // copyKV returns a copy of kv that lives in the arena, in a slot of its own.

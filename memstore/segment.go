@@ -88,26 +88,71 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // column is the cells of one column. Its first cell's node is inline, so that
 // a column of one cell, the common case, is one slab allocation.
 type column struct {
+	// v0 comes first, and with head in the slot's first cache line (see
+	// cell): a lookup of the column's newest version reads head there.
+	v0   version
 	head atomic.Pointer[version] // the column's first cell in the segment's order
 	// kv is a cell of the column, for the comparisons that need its family
 	// and qualifier in full. It never changes.
 	kv *encoding.KeyValue
-	v0 version
 }
 
-// version is one cell of a column and the link to the next.
+// version is one cell of a column and the link to the next. What a walk of
+// the list decides on is inline, in one cache line: an upsert's prune reads
+// nothing else of the versions it passes (before, a version's type, tags
+// and own flag were in three more lines of its slot, a cache miss each on a
+// counter's cold older versions).
 type version struct {
-	kv   atomic.Pointer[encoding.KeyValue] // replaced by an equal cell (same key and sequence id)
+	// seq is the cell's sequence id, and ver the segment's write number
+	// that added it (see Segment.ver), inline so that a scanner skips a cell
+	// it must not see without reading it.
+	seq  encoding.SeqNum
 	next atomic.Pointer[version]
-	// ver is the segment's write number that added the cell (see
-	// Segment.ver), and seq its sequence id, inline so that a scanner skips
-	// a cell it must not see without reading it.
-	ver uint64
-	seq encoding.SeqNum
+	kv   atomic.Pointer[encoding.KeyValue] // replaced by an equal cell (same key and sequence id)
+	ver  uint64
+	// typ and tagged are the cell's type and whether it has tags, for
+	// pruneLocked. They change, with kv, only under the segment's mutex.
+	typ    encoding.Type
+	tagged bool
 	// own is set for an upserted cell's node whose memory is its own (see
 	// Segment.Upsert): only such a node is ever unlinked, since removing a
 	// cell in the arena would free nothing.
 	own bool
+	// size is the cell's DataSize, for a prune that removes it
+	// (noSize if it does not fit).
+	size uint32
+}
+
+// noSize is version.size for a cell whose DataSize does not fit in it.
+const noSize = math.MaxUint32
+
+// setCell points v at c, with c's type, tags flag and size. REQUIRES: s.mu
+// held, or v not yet reachable.
+func (v *version) setCell(c *encoding.KeyValue) {
+	v.typ, v.tagged = c.Type, len(c.Tags) > 0
+	v.size = noSize
+	if n := DataSize(c); n < noSize {
+		v.size = uint32(n)
+	}
+	v.kv.Store(c)
+}
+
+// removedSize is what removing v's cell takes from a segment's Size, from
+// v alone when it can: a prune removes cold versions, whose KeyValue it
+// would otherwise read only for this.
+func (v *version) removedSize() Size {
+	if v.size == noSize {
+		kv := v.kv.Load()
+		return Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv)), CellCount: 1}
+	}
+	// DataSize is 8 + the key (its 12 bytes of lengths, timestamp and
+	// type, then row, family, qualifier) + the value, + 2 + the tags if
+	// any: the cell's payload and 20 or 22 bytes.
+	payload := int64(v.size) - 8 - encoding.KeyInfraSize
+	if v.tagged {
+		payload -= 2
+	}
+	return Size{DataSize: int64(v.size), HeapSize: cellSlotSize + payload, CellCount: 1}
 }
 
 // entry is a B-tree item: a column and, inline, what decides most comparisons
@@ -480,7 +525,7 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 		nc.kv = c
 		if old, replaced := s.mu.tree.ReplaceOrInsert(s.entry(c, nc)); !replaced {
 			nc.v0.ver, nc.v0.seq = ver, c.SeqNum
-			nc.v0.kv.Store(c)
+			nc.v0.setCell(c)
 			nc.head.Store(&nc.v0)
 			d.HeapSize += btreeEntryOverhead
 			d.CellCount = 1
@@ -557,14 +602,14 @@ func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func
 		if steps++; steps > maxPruneSteps {
 			return Size{}
 		}
-		switch kv := v.kv.Load(); {
-		case kv == added || kv.Type != encoding.TypePut:
+		switch {
+		case v.kv.Load() == added || v.typ != encoding.TypePut:
 		case shield:
 			if !v.own {
 				return Size{}
 			}
 			removable = true
-		case len(kv.Tags) == 0:
+		case !v.tagged:
 			shield, shieldSeq = true, v.seq
 		}
 	}
@@ -583,17 +628,18 @@ func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func
 		next := v.next.Load()
 		kv := v.kv.Load()
 		switch {
-		case kv == added || kv.Type != encoding.TypePut || v.seq > rp:
+		case kv == added || v.typ != encoding.TypePut || v.seq > rp:
 		case !shield:
-			shield = len(kv.Tags) == 0
+			shield = !v.tagged
 		case !v.own:
 			return d
 		default:
 			// prev is not nil: the shield is before v.
 			prev.next.Store(next)
-			d.DataSize -= DataSize(kv)
-			d.HeapSize -= cellSlotSize + int64(payloadLen(kv))
-			d.CellCount--
+			r := v.removedSize()
+			d.DataSize -= r.DataSize
+			d.HeapSize -= r.HeapSize
+			d.CellCount -= r.CellCount
 			v = next
 			continue
 		}
@@ -620,7 +666,7 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *v
 	for next != nil {
 		r := encoding.CompareVersions(next.kv.Load(), c)
 		if r == 0 {
-			next.kv.Store(c)
+			next.setCell(c)
 			next.own = false // the node and the cell are no longer one
 			return false
 		}
@@ -630,7 +676,7 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *v
 		prev, next = next, next.next.Load()
 	}
 	v.ver, v.seq = ver, c.SeqNum
-	v.kv.Store(c)
+	v.setCell(c)
 	v.next.Store(next)
 	if prev == nil {
 		col.head.Store(v)

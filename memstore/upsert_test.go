@@ -286,3 +286,21 @@ func TestUpsertHint(t *testing.T) {
 	v, _ = newest("a", 7)
 	require.Equal(t, "6", v)
 }
+
+// TestRemovedSize: what a prune takes off a segment's size for a version,
+// read from the version alone, is what the cell's own DataSize and payload
+// say, with tags and without, and for a size that does not fit the version.
+func TestRemovedSize(t *testing.T) {
+	for _, tags := range [][]byte{nil, {1, 0, 2, 'x', 'y'}} {
+		for _, n := range []int{0, 8, 1000} {
+			kv := &encoding.KeyValue{Row: []byte("row-1"), Family: []byte("f"), Qualifier: []byte("qual"),
+				Timestamp: 7, Type: encoding.TypePut, Value: make([]byte, n), Tags: tags}
+			want := Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv)), CellCount: 1}
+			var v version
+			v.setCell(kv)
+			require.Equal(t, want, v.removedSize(), "tags %v, value %d bytes", tags, n)
+			v.size = noSize // as for a cell too large for the field
+			require.Equal(t, want, v.removedSize())
+		}
+	}
+}
