@@ -482,15 +482,7 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 	if s.frozen.Load() {
 		return Size{}, false
 	}
-	if col != nil && !sameColumn(col.kv, kv) {
-		col = nil // a hint to another column: a caller's bug, which must not misplace the cell
-	}
 	return s.addSlot(newOwnCell(kv), oldest, col)
-}
-
-// sameColumn reports whether a and b are cells of the same column.
-func sameColumn(a, b *encoding.KeyValue) bool {
-	return bytes.Equal(a.Row, b.Row) && bytes.Equal(a.Family, b.Family) && bytes.Equal(a.Qualifier, b.Qualifier)
 }
 
 // addSlot adds the cell in slot to the segment; with oldest set, it then
