@@ -580,12 +580,14 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		}
 		g.AddColumn(f, q)
 	}
-	cur, err := r.rmwRead(g, s)
+	// One clock read for the read's TTL check and the new timestamps, as
+	// HBase takes its batch's now once (doMiniBatchMutate).
+	now := r.now()
+	cur, err := r.rmwRead(g, s, now)
 	if err != nil {
 		return nil, err
 	}
 
-	now := r.now()
 	vals, spans := s.vals[:0], s.spans[:0]
 	pending := &s.pending // the column's value so far, for a repeat
 	for k, i := range order {
@@ -652,11 +654,11 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 // merges the memstore with the files. It is HBase's pruning of store files
 // by TIMERANGE taken to the point read of one column: a file whose cells are
 // all older than the memstore's put can neither hold a newer version nor a
-// delete marker that hides it. Anything else reads with getInto.
-func (r *Region) rmwRead(g *Get, s *writeScratch) (*Result, error) {
+// delete marker that hides it. Anything else reads with getInto. now is
+// the write's clock reading, against which TTLs expire.
+func (r *Region) rmwRead(g *Get, s *writeScratch, now int64) (*Result, error) {
 	res := &s.cur
 	readPoint := encoding.SeqNum(r.mvcc.ReadPoint())
-	now := r.now()
 	set := r.storeSet()
 	cells := s.newest[:0]
 	hints := s.hints[:0]
