@@ -1,11 +1,11 @@
 package mvcc
 
 import (
-	"bytes"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/regionkv/regionkv/internal/testutil"
 )
 
 // checkNoLeaks records the goroutines alive now and returns a function that
@@ -39,19 +39,10 @@ func checkNoLeaks(t *testing.T) func() {
 // goroutines returns the stacks of all user goroutines, keyed by the
 // "goroutine N" line.
 func goroutines() map[string]string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	m := make(map[string]string)
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		id, _, _ := bytes.Cut(g, []byte(" ["))
-		m[string(id)] = string(g)
+	for _, g := range testutil.GoroutineStacks() {
+		id, _, _ := strings.Cut(g, " [")
+		m[id] = g
 	}
 	return m
 }

@@ -6,6 +6,21 @@ import (
 	"time"
 )
 
+// GoroutineStacks returns the stacks of all goroutines, one string each,
+// as runtime.Stack prints them (the first line names the goroutine).
+func GoroutineStacks() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Split(string(buf), "\n\n")
+}
+
 // LeakedGoroutines returns the stacks of the goroutines running a function
 // whose name contains one of funcs, once those still running after grace
 // are known to be left over; "" if none is. A package's TestMain calls it
@@ -17,17 +32,8 @@ import (
 func LeakedGoroutines(grace time.Duration, funcs ...string) string {
 	var leaked []string
 	for deadline := time.Now().Add(grace); ; time.Sleep(50 * time.Millisecond) {
-		buf := make([]byte, 1<<20)
-		for {
-			n := runtime.Stack(buf, true)
-			if n < len(buf) {
-				buf = buf[:n]
-				break
-			}
-			buf = make([]byte, 2*len(buf))
-		}
 		leaked = leaked[:0]
-		for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, g := range GoroutineStacks() {
 			for _, f := range funcs {
 				if strings.Contains(g, f) {
 					leaked = append(leaked, g)
