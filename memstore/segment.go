@@ -123,6 +123,11 @@ type version struct {
 	size uint32
 }
 
+// cellSize is what a cell in its own slot adds to a segment's Size.
+func cellSize(kv *encoding.KeyValue) Size {
+	return Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv)), CellCount: 1}
+}
+
 // noSize is version.size for a cell whose DataSize does not fit in it.
 const noSize = math.MaxUint32
 
@@ -142,8 +147,7 @@ func (v *version) setCell(c *encoding.KeyValue) {
 // would otherwise read only for this.
 func (v *version) removedSize() Size {
 	if v.size == noSize {
-		kv := v.kv.Load()
-		return Size{DataSize: DataSize(kv), HeapSize: cellSlotSize + int64(payloadLen(kv)), CellCount: 1}
+		return cellSize(v.kv.Load())
 	}
 	// DataSize is 8 + the key (its 12 bytes of lengths, timestamp and
 	// type, then row, family, qualifier) + the value, + 2 + the tags if
@@ -490,7 +494,8 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 // column in the segment, which then needs no lookup.
 func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
-	d := Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c))}
+	d := cellSize(c)
+	d.CellCount = 0 // counted below, if c is a new cell rather than a replacement
 
 	s.mu.Lock()
 	if s.frozen.Load() {
