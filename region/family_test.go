@@ -69,7 +69,7 @@ func TestAddFamily(t *testing.T) {
 
 	// A crash now: the new family and its acknowledged write come back
 	// from .regioninfo and the WAL.
-	crashed := crashCopy(t, dir)
+	crashed := crashCopy(t, r)
 	r2, err := Open(crashed, Options{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"f", "g", "h"}, familyNames(r2))
@@ -126,7 +126,7 @@ func TestDeleteFamily(t *testing.T) {
 	// A crash now (the WAL still holds the family's unflushed writes):
 	// nothing of it comes back, whether the options name it or not.
 	for _, fams := range [][]FamilyOptions{nil, {{Name: "f"}, {Name: "g"}}} {
-		crashed := crashCopy(t, dir)
+		crashed := crashCopy(t, r)
 		r2, err := Open(crashed, Options{Families: fams})
 		require.NoError(t, err)
 		res, err := r2.Get(NewGet(b("r01")))
@@ -140,7 +140,7 @@ func TestDeleteFamily(t *testing.T) {
 	require.Nil(t, getValue(t, r, "r01", "g", "q"))
 	require.Nil(t, getValue(t, r, "r01", "g", "q2"))
 	putCell(t, r, "r03", "g", "q", "new")
-	crashed := crashCopy(t, dir)
+	crashed := crashCopy(t, r)
 	r2, err := Open(crashed, Options{})
 	require.NoError(t, err)
 	require.Nil(t, getValue(t, r2, "r01", "g", "q2"))
@@ -238,7 +238,7 @@ func TestModifyFamily(t *testing.T) {
 	requireInvalid(t, r.ModifyFamily(FamilyOptions{Name: "f", Compression: hfile.CompressionLZO}))
 
 	// The options survive a crash and a reopen that leaves Families empty.
-	crashed := crashCopy(t, dir)
+	crashed := crashCopy(t, r)
 	r2, err := Open(crashed, Options{Now: clock})
 	require.NoError(t, err)
 	got := r2.Store("f").Options()
@@ -265,7 +265,7 @@ func TestRollWAL(t *testing.T) {
 	require.NoError(t, r.RollWAL())
 	require.Equal(t, segs+1, len(r.wal.Segments()))
 	putCell(t, r, "r2", "f", "q", "b")
-	r2, err := Open(crashCopy(t, dir), Options{})
+	r2, err := Open(crashCopy(t, r), Options{})
 	require.NoError(t, err)
 	require.Equal(t, "a", string(getValue(t, r2, "r1", "f", "q")))
 	require.Equal(t, "b", string(getValue(t, r2, "r2", "f", "q")))
@@ -437,7 +437,7 @@ func TestFamilyChangesConcurrent(t *testing.T) {
 		}
 	}
 	check(r)
-	r2, err := Open(crashCopy(t, dir), Options{})
+	r2, err := Open(crashCopy(t, r), Options{})
 	require.NoError(t, err)
 	check(r2)
 	require.NoError(t, r2.Close())

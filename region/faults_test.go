@@ -103,10 +103,23 @@ func checkRows(t *testing.T, r *Region, acked, failed []int) {
 	}
 }
 
-// crashCopy copies the region directory as it is now (what a process crash
-// would leave: everything written to the OS) and returns the copy.
-func crashCopy(t *testing.T, src string) string {
+// crashCopy copies r's directory as it is now (what a process crash would
+// leave: everything written to the OS) and returns the copy. It holds r's
+// family changes, compactions and flushes off while it copies, as the
+// instant of a crash does: a walk of the directory while one of them adds
+// and removes files (a compaction's inputs, a flushed WAL segment) would
+// meet a file listed and then gone, or copy a state no crash can leave.
+func crashCopy(t *testing.T, r *Region) string {
 	t.Helper()
+	r.adminMu.Lock()
+	defer r.adminMu.Unlock()
+	for _, s := range r.storeSet().stores { // DeleteFamily's order
+		s.compactMu.Lock()
+		defer s.compactMu.Unlock()
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	src := r.dir
 	dst := t.TempDir()
 	err := filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 		if err != nil {
@@ -187,7 +200,7 @@ func TestFaultWALSyncFailure(t *testing.T) {
 	}
 	checkRows(t, r, acked, failed)
 	// A crash now: the log replays exactly the acknowledged writes.
-	reopenCheck(t, crashCopy(t, dir), acked, failed)
+	reopenCheck(t, crashCopy(t, r), acked, failed)
 	require.NoError(t, r.Close())
 	reopenCheck(t, dir, acked, failed)
 }
@@ -253,7 +266,7 @@ func TestFaultWALSyncFailureConcurrent(t *testing.T) {
 	// A crash now, before the WAL is reset: a failed entry whose bytes
 	// were written (its fsync failed) may be replayed; its outcome is
 	// unknown, as after any crash mid-write. Every acknowledged one is there.
-	reopenCheck(t, crashCopy(t, dir), acked, nil)
+	reopenCheck(t, crashCopy(t, r), acked, nil)
 	// Close resets the WAL: the failed entries are cut from the log.
 	require.NoError(t, r.Close())
 	reopenCheck(t, dir, acked, failed)
@@ -289,7 +302,7 @@ func TestFaultENOSPCOnWALWrite(t *testing.T) {
 	require.ErrorIs(t, err, syscall.ENOSPC)
 	checkRows(t, r, acked, failed)
 	// A crash while the disk is full: the torn record is dropped.
-	reopenCheck(t, crashCopy(t, dir), acked, failed)
+	reopenCheck(t, crashCopy(t, r), acked, failed)
 
 	for _, f := range full {
 		f.Remove()
@@ -303,7 +316,7 @@ func TestFaultENOSPCOnWALWrite(t *testing.T) {
 	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 1}, res.Cells[0].Value)
 	require.Greater(t, len(r.wal.Segments()), segs, "the WAL went on in a new segment")
 	checkRows(t, r, acked, failed)
-	reopenCheck(t, crashCopy(t, dir), acked, failed)
+	reopenCheck(t, crashCopy(t, r), acked, failed)
 	require.NoError(t, r.Close())
 	reopenCheck(t, dir, acked, failed)
 }
@@ -360,7 +373,7 @@ func TestFaultENOSPCDuringFlush(t *testing.T) {
 			require.LessOrEqual(t, mem-r.Stats().MemStoreSize, mem/2+1024, "the failed family's data stays in the memstore")
 			checkRows(t, r, acked, nil)
 			// Nothing of it lost in a crash: the WAL still has it.
-			reopenCheck(t, crashCopy(t, dir), acked, nil)
+			reopenCheck(t, crashCopy(t, r), acked, nil)
 			entries, err := os.ReadDir(filepath.Join(dir, ".tmp"))
 			require.NoError(t, err)
 			require.Empty(t, entries, "the failed flush left a temporary file")
@@ -381,7 +394,7 @@ func TestFaultENOSPCDuringFlush(t *testing.T) {
 				require.NoError(t, put())
 			}
 			checkRows(t, r, acked, nil)
-			reopenCheck(t, crashCopy(t, dir), acked, nil)
+			reopenCheck(t, crashCopy(t, r), acked, nil)
 			require.NoError(t, r.Close())
 			reopenCheck(t, dir, acked, nil)
 		})
@@ -414,7 +427,7 @@ func TestFaultFlushRetryKeepsSequenceIDs(t *testing.T) {
 	fault = fs.Add(errorfs.Rule{Ops: errorfs.OpCreate, PathContains: ".tmp", After: 1, Err: syscall.ENOSPC})
 	require.ErrorIs(t, r.Flush(), syscall.ENOSPC)
 	require.Len(t, r.Store("f").Files(), 1)
-	crashed := crashCopy(t, dir)
+	crashed := crashCopy(t, r)
 	r2, err := Open(crashed, Options{DisableAutoCompaction: true})
 	require.NoError(t, err)
 	for i := 0; i < 100; i++ {
