@@ -2,6 +2,7 @@ package wal
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -114,4 +115,60 @@ func TestAppendAllocs(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Zero(t, allocs)
+}
+
+// BenchmarkWALRollStall measures what a size roll costs the writers: two
+// SyncWAL writers, each write begun and completed through an mvcc Control
+// as in the region (so a write still in flight holds the other's back), on
+// 64 MiB segments. Each op fills one segment and rolls it; roll-stall-ms is
+// the median over the rolls of the longest single write around each, which
+// is the roll's stall (the other writes take microseconds).
+func BenchmarkWALRollStall(b *testing.B) {
+	w, err := Open(b.TempDir(), Options{AsyncFlushInterval: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	mv := mvcc.New(0)
+	stalls := make([]float64, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var longest atomic.Int64
+		rolls := w.Metrics().Rolls
+		var wg sync.WaitGroup
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := Key{EncodedRegionName: []byte("1588230740abcdef1588230740abcdef"), TableName: []byte("TestTable")}
+				edit := Edit{Cells: []encoding.KeyValue{{Row: []byte("row-00000001"), Family: []byte("f"),
+					Qualifier: []byte("v"), Timestamp: 1, Type: encoding.TypePut, Value: make([]byte, 8)}}}
+				for w.Metrics().Rolls == rolls {
+					start := time.Now()
+					var txid uint64
+					var aerr error
+					e := mv.BeginWith(func(seq uint64) {
+						key.SeqNum = seq
+						txid, aerr = w.Append(&key, &edit)
+					})
+					if aerr == nil {
+						aerr = w.Sync(txid, SyncWAL)
+					}
+					mv.CompleteAndWait(e)
+					if aerr != nil {
+						b.Error(aerr)
+						return
+					}
+					d := int64(time.Since(start))
+					for m := longest.Load(); d > m && !longest.CompareAndSwap(m, d); m = longest.Load() {
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		stalls = append(stalls, float64(longest.Load())/1e6)
+	}
+	b.StopTimer()
+	slices.Sort(stalls)
+	b.ReportMetric(stalls[len(stalls)/2], "roll-stall-ms")
 }

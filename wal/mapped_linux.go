@@ -190,6 +190,9 @@ func (m *mappedFile) ReadAt(p []byte, off int64) (int, error) { return m.f.ReadA
 
 func (m *mappedFile) Stat() (os.FileInfo, error) { return m.f.Stat() }
 
+// closeSyncs implements syncingCloser: Close fsyncs.
+func (m *mappedFile) closeSyncs() {}
+
 // Close unmaps the file, cuts the zeros after what was written and fsyncs
 // that, so that a segment followed by another never ends in zeros, even
 // after a power loss.

@@ -243,7 +243,13 @@ func TestRoll(t *testing.T) {
 	dir := t.TempDir()
 	w := openTest(t, dir, Options{RollSize: 1024})
 	r := newRegion(w, 0)
-	r.mustWrite(t, SyncWAL, 200)
+	// The flush goroutine rolls a full segment while writes go on, so a
+	// segment takes what is written meanwhile too: write until 5 rolls.
+	n := uint64(0)
+	for ; w.Metrics().Rolls < 5; n++ {
+		require.Less(t, n, uint64(100_000), "no roll")
+		r.mustWrite(t, SyncWAL, 1)
+	}
 	segs := w.Segments()
 	require.Greater(t, len(segs), 5)
 	for i, s := range segs {
@@ -268,11 +274,11 @@ func TestRoll(t *testing.T) {
 	require.NoError(t, w.Close())
 	segs2 := w.Segments()
 	require.Len(t, segs2, len(segs)+2)
-	require.Equal(t, uint64(201), segs2[len(segs2)-1].MaxSeq)
+	require.Equal(t, n+1, segs2[len(segs2)-1].MaxSeq)
 	require.Equal(t, uint64(0), segs2[len(segs2)-2].MaxSeq)
 
 	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
-	require.Equal(t, seqRange(1, 201), seqs)
+	require.Equal(t, seqRange(1, n+1), seqs)
 	require.Equal(t, len(segs2), stats.Segments)
 }
 
@@ -280,7 +286,17 @@ func TestReopenAndPrune(t *testing.T) {
 	dir := t.TempDir()
 	w := openTest(t, dir, Options{RollSize: 2048})
 	r := newRegion(w, 0)
-	r.mustWrite(t, SyncWAL, 100)
+	// Rolls happen while writes go on (see TestRoll): write until there
+	// are segments enough to prune.
+	writeRolls := func(w *Writer, r *region, rolls uint64) uint64 {
+		n := uint64(0)
+		for ; w.Metrics().Rolls < rolls; n++ {
+			require.Less(t, n, uint64(100_000), "no roll")
+			r.mustWrite(t, SyncWAL, 1)
+		}
+		return n
+	}
+	n1 := writeRolls(w, r, 2)
 	require.NoError(t, w.Close())
 	before := w.Segments()
 
@@ -294,18 +310,19 @@ func TestReopenAndPrune(t *testing.T) {
 		require.Equal(t, before[i].MaxSeq, segs[i].MaxSeq)
 	}
 	require.Equal(t, SegmentName(uint64(len(before)+1)), filepath.Base(segs[len(segs)-1].Path))
-	r = newRegion(w, 100)
-	r.mustWrite(t, SyncWAL, 100)
+	r = newRegion(w, n1)
+	n2 := writeRolls(w, r, 4)
+	last, flushed := n1+n2, n1+n2/2
 
 	// Prune removes exactly the segments at or below the flushed seq.
 	segs = w.Segments()
 	var want int
 	for _, s := range segs {
-		if !s.Active && s.MaxSeq <= 150 {
+		if !s.Active && s.MaxSeq <= flushed {
 			want++
 		}
 	}
-	n, err := w.Prune(150)
+	n, err := w.Prune(flushed)
 	require.NoError(t, err)
 	require.Equal(t, want, n)
 	require.Greater(t, n, 2)
@@ -313,8 +330,8 @@ func TestReopenAndPrune(t *testing.T) {
 		_, err := os.Stat(s.Path)
 		require.True(t, os.IsNotExist(err), s.Path)
 	}
-	seqs, _ := replaySeqs(t, vfs.Default, dir, 150)
-	require.Equal(t, seqRange(151, 200), seqs)
+	seqs, _ := replaySeqs(t, vfs.Default, dir, flushed)
+	require.Equal(t, seqRange(flushed+1, last), seqs)
 
 	// Never the active segment, even when everything is flushed.
 	_, err = w.Prune(1 << 62)
@@ -327,7 +344,7 @@ func TestReopenAndPrune(t *testing.T) {
 	r.mustWrite(t, SyncWAL, 1)
 	require.NoError(t, w.Close())
 	seqs, _ = replaySeqs(t, vfs.Default, dir, 0)
-	require.Equal(t, uint64(201), seqs[len(seqs)-1])
+	require.Equal(t, last+1, seqs[len(seqs)-1])
 }
 
 func TestCloseAndAfter(t *testing.T) {
@@ -701,5 +718,109 @@ func TestRollFreesWriters(t *testing.T) {
 	require.NoError(t, w.Close())
 	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
 	require.Equal(t, seqRange(1, 25), seqs)
+	require.False(t, stats.TornTail)
+}
+
+// TestSizeRollFreesTheFillingWriter: the SyncWAL write that fills a segment
+// does not roll it itself. In the region that write's mvcc entry is still
+// in flight until it returns, so every other writer would wait for the
+// roll's first fsync (milliseconds); the flush goroutine rolls instead.
+// Here that fsync is held: the filling write returns, later writes go on
+// meanwhile, the roll ends once it is released, and everything reads back.
+func TestSizeRollFreesTheFillingWriter(t *testing.T) {
+	fs := newTestFS()
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour, RollSize: 4 << 10})
+	r := newRegion(w, 0)
+	entered, release := holdWALSyncs(fs, nil)
+	filled := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-entered:
+				filled <- nil
+				return
+			default:
+			}
+			if _, err := r.write(SyncWAL); err != nil {
+				filled <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-filled:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write that filled the segment waited for the roll's fsync")
+	}
+	writeWhileHeld(t, r, 10)
+	require.Len(t, w.Segments(), 1, "the roll is still in its held fsync")
+	close(release)
+	require.Eventually(t, func() bool { return len(w.Segments()) == 2 }, 30*time.Second, time.Millisecond)
+	written := r.mv.WritePoint()
+	r.mustWrite(t, SyncWAL, 5)
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, written+5), seqs)
+	require.False(t, stats.TornTail)
+}
+
+// TestSizeRollsUnderConcurrentWriters rolls small segments constantly
+// under concurrent SyncWAL and FSyncWAL writers and SyncAll calls, so that
+// rounds hand full segments to the flush goroutine while it is itself in a
+// roll's fsync with the file free, or waiting for the file after it: no
+// write may hang, and every entry reads back in order.
+func TestSizeRollsUnderConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{RollSize: 2 << 10, AsyncFlushInterval: time.Hour})
+	r := newRegion(w, 0)
+	const writers, each = 8, 1500
+	errs := make(chan error, writers+1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				errs <- nil
+				return
+			default:
+			}
+			if err := w.SyncAll(); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < writers; i++ {
+		go func(i int) {
+			for j := 0; j < each; j++ {
+				d := SyncWAL
+				if (i+j)%7 == 0 {
+					d = FSyncWAL
+				}
+				if _, err := r.write(d); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(i)
+	}
+	timeout := time.After(60 * time.Second)
+	for i := 0; i < writers; i++ {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-timeout:
+			t.Fatal("writes hung across rolls")
+		}
+	}
+	close(stop)
+	require.NoError(t, <-errs)
+	require.Greater(t, w.Metrics().Rolls, uint64(20))
+	require.NoError(t, w.Close())
+	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, writers*each), seqs)
 	require.False(t, stats.TornTail)
 }

@@ -139,6 +139,9 @@ type Writer struct {
 		// one goroutine is busy, so writes never interleave. While err is
 		// set, no one is busy.
 		busy bool
+		// rollHandoff is set by a round that left the segment full: the
+		// file stays busy, handed to the flush goroutine to roll.
+		rollHandoff bool
 		// syncing is set while the active segment is fsync'd with the
 		// file not busy: by a round that had nothing to write
 		// (syncFreeLocked: a flush's SyncAll fsyncs a memstore's worth of
@@ -557,13 +560,18 @@ func (w *Writer) leadLocked() {
 	if w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
 		w.startWriteBackLocked()
 	}
-	if w.mu.active.size >= w.opts.RollSize && !w.mu.closing && !w.mu.syncing {
-		// Roll before anyone writes more. This caller pays for it, once
-		// per RollSize bytes, rather than a goroutine switch per round
-		// (other writers wait only for the end of it: see rollLocked).
-		if w.rollLocked(); w.mu.err != nil {
-			return
-		}
+	if w.segmentFullLocked() && !w.mu.syncing {
+		// The round left the segment full. The flush goroutine rolls it,
+		// not this caller: a roll's first fsync takes milliseconds (tens
+		// on a slow disk), and in the region this caller's write is in
+		// flight until it returns (its mvcc entry not complete), so every
+		// other writer would wait for that fsync too. The file is handed
+		// over busy, so that no round slips in before the roll; the roll
+		// frees it for its first fsync, and writers wait only for the
+		// short rest (see rollLocked).
+		w.mu.rollHandoff = true
+		w.work.Signal()
+		return
 	}
 	w.mu.busy = false
 	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
@@ -572,6 +580,18 @@ func (w *Writer) leadLocked() {
 		// goroutine switch this design avoids.
 		w.work.Signal()
 	}
+}
+
+// segmentFullLocked reports whether the active segment is due to be rolled
+// for its size. REQUIRES: w.mu held.
+func (w *Writer) segmentFullLocked() bool {
+	return w.mu.active.size >= w.opts.RollSize && !w.mu.closing
+}
+
+// syncingCloser is a segment file whose Close fsyncs everything written
+// to it (mapped segments).
+type syncingCloser interface {
+	closeSyncs()
 }
 
 // writeBacker is a segment file that can start the writeback of a range
@@ -880,6 +900,17 @@ func (w *Writer) flushLoop() {
 	defer w.mu.Unlock()
 	defer w.done.Broadcast()
 	for {
+		if w.mu.rollHandoff {
+			// The file is ours, busy (see leadLocked). A failed fsync
+			// since (syncFreeLocked) leaves it to be freed here.
+			w.mu.rollHandoff = false
+			if w.mu.err == nil && !w.mu.closing {
+				w.rollLocked()
+			}
+			w.mu.busy = false
+			w.done.Broadcast()
+			continue
+		}
 		if w.mu.err != nil {
 			// Broken: answer roll requests with the error, exit on Close.
 			w.mu.rollDone = w.mu.rollReq
@@ -901,7 +932,7 @@ func (w *Writer) flushLoop() {
 			continue
 		}
 		unwritten := w.mu.appended > w.mu.written
-		roll := w.mu.rollReq > w.mu.rollDone
+		roll := w.mu.rollReq > w.mu.rollDone || w.segmentFullLocked()
 		write := unwritten && (w.mu.asyncDue || roll || w.mu.closing || w.mu.syncReq > w.mu.written)
 		sync := w.mu.syncReq > w.mu.synced || (w.mu.closing && w.mu.synced < w.mu.appended)
 		if !write && !sync && !roll {
@@ -932,7 +963,7 @@ func (w *Writer) flushLoop() {
 		if !w.finishRoundLocked(buf, through, sync, err) {
 			continue
 		}
-		if roll || (w.mu.active.size >= w.opts.RollSize && !w.mu.closing) {
+		if roll || w.segmentFullLocked() {
 			w.rollLocked()
 		}
 		if w.mu.err == nil {
@@ -983,9 +1014,17 @@ func (w *Writer) rollLocked() {
 				return
 			}
 			for w.mu.busy || w.mu.syncing {
+				if w.mu.rollHandoff && !w.mu.syncing {
+					// A round left the segment full and handed the
+					// file to the flush goroutine, which is this
+					// one: take it, busy, and roll.
+					w.mu.rollHandoff = false
+					break
+				}
 				w.done.Wait()
 			}
 			if w.mu.err != nil {
+				w.mu.busy = false // (busy only if handed over)
 				return
 			}
 			w.mu.busy = true
@@ -1005,9 +1044,13 @@ func (w *Writer) rollLocked() {
 	err := func() error {
 		// Even with every entry synced (or none written): the header
 		// was not, and a segment that is not the last must survive a
-		// power loss whole. Found by TestPowerLossEmptyRoll.
-		if err := w.file.Sync(); err != nil {
-			return errors.Wrapf(err, "wal: sync %s", old.path)
+		// power loss whole. Found by TestPowerLossEmptyRoll. A mapped
+		// segment's Close fsyncs (after cutting its zeros), and one
+		// fsync is a millisecond less that writers wait for.
+		if _, ok := w.file.(syncingCloser); !ok {
+			if err := w.file.Sync(); err != nil {
+				return errors.Wrapf(err, "wal: sync %s", old.path)
+			}
 		}
 		w.syncs.Add(1)
 		err := w.file.Close()
