@@ -1,6 +1,9 @@
 package encoding
 
 import (
+	"bytes"
+	"encoding/binary"
+	"slices"
 	"sort"
 	"unsafe"
 )
@@ -34,6 +37,16 @@ type RestartIndex struct {
 	cells []cellState
 	keys  []byte
 	none  bool
+	// rowPrefix is the prefix the samples' rows share, and rowWin[i] the
+	// 8 bytes of sample i's row after it (zero-padded, big-endian), so
+	// that a seek's binary search reads one or two cache lines of words
+	// rather than a cell state and a key per probe, both cold when the
+	// block is (see jumpAhead). Nil when fewer than two samples.
+	rowPrefix []byte
+	rowWin    []uint64
+	// winBuf holds rowWin for blocks of up to its length in samples (a
+	// 4 KiB block holds about ten), beside the fields a search reads first.
+	winBuf [12]uint64
 }
 
 // MemSize returns the bytes the index keeps alive, for cache accounting.
@@ -42,7 +55,11 @@ func (x *RestartIndex) MemSize() int64 {
 		return 0
 	}
 	const overhead = int64(unsafe.Sizeof(RestartIndex{})) + 16 // the struct and its allocation headers
-	return overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys))
+	n := overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys))
+	if cap(x.rowWin) > len(x.winBuf) {
+		n += 8 * int64(cap(x.rowWin))
+	}
+	return n
 }
 
 // Len returns the number of samples.
@@ -77,7 +94,7 @@ func (s *seeker) BuildRestartIndex() (*RestartIndex, error) {
 	if err := s.Rewind(); err != nil {
 		return nil, err
 	}
-	return x.trimmed(), nil
+	return x.trimmed(s.data), nil
 }
 
 // sample appends the current cell to x as its next sample.
@@ -91,9 +108,53 @@ func (s *seeker) sample(x *RestartIndex) {
 }
 
 // trimmed returns a copy of x whose slices hold only what x uses: an index
-// outlives the buffers it was built in.
-func (x *RestartIndex) trimmed() *RestartIndex {
-	return &RestartIndex{cells: append([]cellState(nil), x.cells...), keys: append([]byte(nil), x.keys...), none: x.none}
+// outlives the buffers it was built in. data is the block's payload, which
+// holds the keys of a NONE block's samples.
+func (x *RestartIndex) trimmed(data []byte) *RestartIndex {
+	t := &RestartIndex{cells: append([]cellState(nil), x.cells...), none: x.none}
+	n := len(x.cells)
+	src := x.keys
+	if x.none {
+		src = data
+	}
+	row := func(i int) []byte {
+		c := &x.cells[i]
+		return Key(src[c.keyOff : c.keyOff+c.keyLen]).Row()
+	}
+	p := 0
+	if n >= 2 {
+		// Samples are in key order, so the first and last rows' common
+		// prefix is every sample's.
+		first, last := row(0), row(n-1)
+		for p < len(first) && p < len(last) && first[p] == last[p] {
+			p++
+		}
+	}
+	// The keys and the row prefix share one allocation.
+	t.keys = append(make([]byte, 0, len(x.keys)+p), x.keys...)
+	if n >= 2 {
+		t.rowPrefix = append(t.keys[len(t.keys):], row(0)[:p]...)
+		t.rowWin = t.winBuf[:0]
+		if n > len(t.winBuf) {
+			t.rowWin = make([]uint64, 0, n)
+		}
+		for i := 0; i < n; i++ {
+			t.rowWin = append(t.rowWin, rowWindow(row(i), p))
+		}
+	}
+	return t
+}
+
+// rowWindow returns the 8 bytes of row after its first p, zero-padded, as
+// a big-endian word. Two rows that share their first p bytes and whose
+// windows differ compare as their windows do: where the windows first
+// differ, either both rows have that byte, or the shorter row ends there
+// and the longer one's byte is not zero, so it is the greater. Equal
+// windows tell nothing.
+func rowWindow(row []byte, p int) uint64 {
+	var b [8]byte
+	copy(b[:], row[min(p, len(row)):])
+	return binary.BigEndian.Uint64(b[:])
 }
 
 // restartRecorder is a RestartIndex being built by a seeker's Next (see
@@ -140,7 +201,7 @@ func (s *seeker) finishRecording() {
 	if last := s.first + s.pos; len(s.rec.x.cells) != last/RestartInterval+1 {
 		return // a seek went past the last samples to the end
 	}
-	s.rec.done = s.rec.x.trimmed()
+	s.rec.done = s.rec.x.trimmed(s.data)
 }
 
 // TakeRestartIndex implements Seeker.
@@ -181,8 +242,7 @@ func (s *seeker) sampleKey(j int) Key {
 //
 // REQUIRES: s.idx != nil, and the current cell is the last decoded one.
 func (s *seeker) jumpAhead(key Key) bool {
-	n := len(s.idx.cells)
-	j := sort.Search(n, func(j int) bool { return s.cmp.CompareKeys(s.sampleKey(j), key) >= 0 }) - 1
+	j := s.searchSamples(key) - 1
 	if j < 0 || j*RestartInterval <= s.first+s.pos {
 		return false
 	}
@@ -195,6 +255,29 @@ func (s *seeker) jumpAhead(key Key) bool {
 	s.first = j * RestartInterval
 	s.setPos(0)
 	return true
+}
+
+// searchSamples returns the first sample whose key is >= key, or the
+// number of samples. Where the comparator orders rows bytewise (all but
+// hbase:meta's) and key's row has the samples' common row prefix, the row
+// windows decide every sample whose window differs from key's: a greater
+// window is a greater row, so a greater key, and a smaller one a smaller
+// key. Only the samples with key's window are compared in full.
+func (s *seeker) searchSamples(key Key) int {
+	x := s.idx
+	n := len(x.cells)
+	lo, hi := 0, n
+	if x.rowWin != nil && s.cmp.kind != kindMeta {
+		if row := key.Row(); bytes.HasPrefix(row, x.rowPrefix) {
+			w := rowWindow(row, len(x.rowPrefix))
+			lo, _ = slices.BinarySearch(x.rowWin, w)
+			hi = lo
+			for hi < n && x.rowWin[hi] == w {
+				hi++
+			}
+		}
+	}
+	return lo + sort.Search(hi-lo, func(i int) bool { return s.cmp.CompareKeys(s.sampleKey(lo+i), key) >= 0 })
 }
 
 // extendBack decodes the sample runs before the first kept cell, at least
