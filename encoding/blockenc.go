@@ -168,6 +168,10 @@ type Seeker interface {
 	// InitIndexed is Init with the block's RestartIndex, which seeks use
 	// to skip ahead; idx must have been built from this payload (nil: none).
 	InitIndexed(payload []byte, idx *RestartIndex) error
+	// InitSeek is InitIndexed followed by SeekToKeyInBlock(key, before),
+	// in one step so that the seek can start at the sample before key
+	// without positioning on the block's first cell.
+	InitSeek(payload []byte, idx *RestartIndex, key Key, before bool) (int, error)
 	// BuildRestartIndex decodes the whole block the seeker was initialized
 	// on and returns its RestartIndex, leaving the seeker on the first cell.
 	BuildRestartIndex() (*RestartIndex, error)

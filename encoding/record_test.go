@@ -149,3 +149,94 @@ func TestSearchSamplesRowWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestInitSeek: InitSeek lands where InitIndexed and SeekToKeyInBlock do,
+// for every key of the block, keys between them and keys outside it, with
+// and without before, and the seeker then moves on (Next, SeekBeforeKey,
+// SeekBeforeRow, Rewind and another seek) exactly as the other does; its
+// FirstKey is the block's. For a key after the block's first, it reads
+// neither the block's header nor its first cell: it seeks right in a copy
+// whose encoding id is damaged (PREFIX and FAST_DIFF; a ROW_INDEX_V1
+// block has its own index, and NONE no header).
+func TestInitSeek(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	for trial := 0; trial < 60; trial++ {
+		cmp := testComparers[trial%len(testComparers)]
+		enc := testEncodings[trial%len(testEncodings)]
+		f := testFormats[rng.IntN(len(testFormats))]
+		cells := randomCells(rng, 1+rng.IntN(200), cmp)
+		payload := encodeBlock(t, enc, f, cells)
+		ref, err := NewSeeker(enc, f, cmp)
+		require.NoError(t, err)
+		require.NoError(t, ref.Init(payload))
+		idx, err := ref.BuildRestartIndex()
+		require.NoError(t, err)
+		first := []byte(slices.Clone(ref.FirstKey()))
+		damaged := slices.Clone(payload)
+		damaged[0] ^= 0x55
+		sk, err := NewSeeker(enc, f, cmp)
+		require.NoError(t, err)
+		var probes []Key
+		for _, c := range cells {
+			probes = append(probes, c.Key(), FirstOnRow(nil, c.Row), LastOnRow(nil, c.Row),
+				FirstOnRow(nil, append(slices.Clone(c.Row), 0)))
+		}
+		probes = append(probes, FirstOnRow(nil, nil), LastOnRow(nil, bytes.Repeat([]byte{0xff}, 300)))
+		where := func(s Seeker) string { return fmt.Sprintf("%d %q", s.Offset(), s.Key()) }
+		for _, key := range probes {
+			before := rng.IntN(2) == 0
+			require.NoError(t, ref.InitIndexed(payload, idx))
+			wantRes, err := ref.SeekToKeyInBlock(key, before)
+			require.NoError(t, err)
+			res, err := sk.InitSeek(payload, idx, key, before)
+			require.NoError(t, err)
+			msg := fmt.Sprintf("%s %s key %q before %v", enc, cmp.Name, key, before)
+			require.Equal(t, wantRes, res, msg)
+			require.Equal(t, where(ref), where(sk), msg)
+			require.Equal(t, first, []byte(sk.FirstKey()), msg)
+			if idx != nil && enc != EncodingNone && enc != EncodingRowIndexV1 && cmp.CompareKeys(key, first) > 0 {
+				res, err := sk.InitSeek(damaged, idx, key, before)
+				require.NoError(t, err, msg)
+				require.Equal(t, wantRes, res, msg)
+				require.Equal(t, where(ref), where(sk), msg)
+				res, err = sk.InitSeek(payload, idx, key, before)
+				require.NoError(t, err)
+				require.Equal(t, wantRes, res, msg)
+			}
+			for step := 0; step < 3; step++ {
+				other := probes[rng.IntN(len(probes))]
+				switch rng.IntN(5) {
+				case 0:
+					ok1, err1 := ref.Next()
+					ok2, err2 := sk.Next()
+					require.Equal(t, err1, err2)
+					require.Equal(t, ok1, ok2)
+				case 1:
+					r1, err1 := ref.SeekBeforeKey(other)
+					r2, err2 := sk.SeekBeforeKey(other)
+					require.Equal(t, err1, err2)
+					require.Equal(t, r1, r2)
+				case 2:
+					r1, err1 := ref.SeekBeforeRow(other.Row())
+					r2, err2 := sk.SeekBeforeRow(other.Row())
+					require.Equal(t, err1, err2)
+					require.Equal(t, r1, r2)
+				case 3:
+					require.NoError(t, ref.Rewind())
+					require.NoError(t, sk.Rewind())
+				case 4:
+					require.NoError(t, ref.Rewind())
+					require.NoError(t, sk.Rewind())
+					r1, err1 := ref.SeekToKeyInBlock(other, false)
+					r2, err2 := sk.SeekToKeyInBlock(other, false)
+					require.Equal(t, err1, err2)
+					require.Equal(t, r1, r2)
+				}
+				require.Equal(t, where(ref), where(sk), "%s, step %d", msg, step)
+				require.Equal(t, first, []byte(sk.FirstKey()), msg)
+			}
+		}
+	}
+}

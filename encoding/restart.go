@@ -246,6 +246,12 @@ func (s *seeker) jumpAhead(key Key) bool {
 	if j < 0 || j*RestartInterval <= s.first+s.pos {
 		return false
 	}
+	s.jumpTo(j)
+	return true
+}
+
+// jumpTo makes sample j the only decoded cell, and current.
+func (s *seeker) jumpTo(j int) {
 	c := s.idx.cells[j]
 	if !s.idx.none {
 		s.keys = append(s.keys[:0], s.sampleKey(j)...)
@@ -254,7 +260,37 @@ func (s *seeker) jumpAhead(key Key) bool {
 	s.cells = append(s.cells[:0], c)
 	s.first = j * RestartInterval
 	s.setPos(0)
-	return true
+}
+
+// InitSeek implements Seeker. With an index it does not read the block's
+// header, checked when the index was built from the same payload, nor
+// decode its first cell: it starts at the last sample before key, or
+// rewinds if key is not after the first. A seek in a cached block then
+// reads only the cache lines of the cells it passes, not those of the
+// block's start as well.
+func (s *seeker) InitSeek(payload []byte, idx *RestartIndex, key Key, before bool) (int, error) {
+	if idx == nil || s.enc == EncodingRowIndexV1 || idx.none != (s.enc == EncodingNone) || len(idx.cells) == 0 {
+		if err := s.InitIndexed(payload, idx); err != nil {
+			return 0, err
+		}
+		return s.SeekToKeyInBlock(key, before)
+	}
+	s.key, s.rowOffsets = nil, nil
+	s.recording, s.rec.done = false, nil
+	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
+	s.data, s.start, s.idx, s.firstInIdx = payload, 0, idx, true
+	if s.enc != EncodingNone {
+		s.start = encodedHeaderSize
+	}
+	j := s.searchSamples(key) - 1
+	if j < 0 {
+		if err := s.Rewind(); err != nil {
+			return 0, err
+		}
+		return s.seekFrom(key, before, false)
+	}
+	s.jumpTo(j)
+	return s.seekFrom(key, before, true)
 }
 
 // searchSamples returns the first sample whose key is >= key, or the

@@ -78,8 +78,10 @@ type seeker struct {
 	pos   int    // index in cells of the current cell
 	key   Key    // the current cell's key
 	// firstKey is a copy of the block's first key, which cells may no
-	// longer hold.
-	firstKey []byte
+	// longer hold; with firstInIdx it is not set, and the index's first
+	// sample is the block's first key (see InitSeek).
+	firstKey   []byte
+	firstInIdx bool
 	// keyBudget, if positive, overrides maxKeyBytes (tests).
 	keyBudget int
 	// idx, if set by InitIndexed, lets a seek skip ahead to the sample
@@ -121,7 +123,7 @@ func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
 	s.data, s.key, s.idx, s.rowOffsets = nil, nil, nil, nil
-	s.recording, s.rec.done = false, nil
+	s.recording, s.rec.done, s.firstInIdx = false, nil, false
 	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 	start := 0
 	if len(payload) > math.MaxInt32 {
@@ -296,12 +298,17 @@ func (s *seeker) SeekToKeyInBlock(key Key, before bool) (int, error) {
 	if s.data == nil {
 		return 0, errSeekerNotInitialized
 	}
+	return s.seekFrom(key, before, false)
+}
+
+// seekFrom is SeekToKeyInBlock; jumped says the seek has been placed on
+// the sample before key already (InitSeek).
+func (s *seeker) seekFrom(key Key, before, jumped bool) (int, error) {
 	// Look-back is only meaningful for cells this seek has passed over;
 	// a cell before the starting position may be arbitrarily far from key.
 	// start is the cell's offset in the payload, which stays its identity
 	// when decoding drops cells or an index jump renumbers them.
 	start := s.cells[s.pos].offset
-	jumped := false
 	for {
 		c := s.cmp.CompareKeys(key, s.key)
 		if c == 0 && !before {
@@ -428,6 +435,9 @@ func (s *seeker) SeekBeforeKey(key Key) (int, error) {
 func (s *seeker) FirstKey() Key {
 	if s.data == nil {
 		return nil
+	}
+	if s.firstInIdx {
+		return s.sampleKey(0)
 	}
 	return Key(s.firstKey[:len(s.firstKey):len(s.firstKey)])
 }

@@ -96,8 +96,11 @@ func (closedSeeker) SeqNum() encoding.SeqNum                          { return 0
 func (closedSeeker) Cell(kv *encoding.KeyValue)                       { *kv = encoding.KeyValue{} }
 func (closedSeeker) Offset() int                                      { return 0 }
 func (closedSeeker) InitIndexed([]byte, *encoding.RestartIndex) error { return errClosed }
-func (closedSeeker) RecordRestartIndex()                              {}
-func (closedSeeker) TakeRestartIndex() *encoding.RestartIndex         { return nil }
+func (closedSeeker) InitSeek([]byte, *encoding.RestartIndex, encoding.Key, bool) (int, error) {
+	return 0, errClosed
+}
+func (closedSeeker) RecordRestartIndex()                      {}
+func (closedSeeker) TakeRestartIndex() *encoding.RestartIndex { return nil }
 func (closedSeeker) BuildRestartIndex() (*encoding.RestartIndex, error) {
 	return nil, errClosed
 }
@@ -197,8 +200,56 @@ func (it *Iterator) setBlock(b *Block) error {
 		}
 		return nil
 	}
+	if err := it.swapSeekers(b); err != nil {
+		return err
+	}
+	idx := b.restarts.Load()
+	if err := it.seeker.InitIndexed(b.Data, idx); err != nil {
+		return it.dropNew(b, it.wrapBlockErr(err, b))
+	}
+	if idx == nil && b.state != blockPooled {
+		// A cached block: if this iterator reads it through, its index
+		// comes for free (see Reader.dataBlock).
+		it.seeker.RecordRestartIndex()
+	}
+	it.install(b)
+	return nil
+}
+
+// setBlockSeek is setBlock followed by the seeker's SeekToKeyInBlock(key,
+// before), whose result it returns; an error fails the iterator. A block
+// decoded anew that has its RestartIndex is not positioned on its first
+// cell first: the seek starts at the sample before key (Seeker.InitSeek),
+// which for a Get in a cached block spares the cold cache lines of the
+// block's header and first cells.
+func (it *Iterator) setBlockSeek(b *Block, key encoding.Key, before bool) (int, error) {
+	idx := b.restarts.Load()
+	if idx == nil || it.blk == b || (b == it.other && it.otherDecoded) {
+		if err := it.setBlock(b); err != nil {
+			return 0, err
+		}
+		res, err := it.seeker.SeekToKeyInBlock(key, before)
+		if err != nil {
+			return 0, it.fail(it.wrapBlockErr(err, it.blk))
+		}
+		return res, nil
+	}
+	it.otherAtEnd = false
+	if err := it.swapSeekers(b); err != nil {
+		return 0, err
+	}
+	res, err := it.seeker.InitSeek(b.Data, idx, key, before)
+	if err != nil {
+		return 0, it.dropNew(b, it.wrapBlockErr(err, b))
+	}
+	it.install(b)
+	return res, nil
+}
+
+// swapSeekers makes the current block's seeker the previous block's, for
+// setBlock to decode b, a block neither holds, with the other one.
+func (it *Iterator) swapSeekers(b *Block) error {
 	if it.blk != nil {
-		// Keep the current block's seeker as the previous block's.
 		if it.otherSeeker == nil {
 			s, err := it.r.getSeeker()
 			if err != nil {
@@ -212,27 +263,28 @@ func (it *Iterator) setBlock(b *Block) error {
 		it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
 	}
 	it.otherDecoded = it.blk != nil
-	idx := b.restarts.Load()
-	if err := it.seeker.InitIndexed(b.Data, idx); err != nil {
-		err = it.fail(it.wrapBlockErr(err, b))
-		if b != it.other {
-			b.release()
-		}
-		return err
+	return nil
+}
+
+// dropNew fails the iterator with err, raised decoding b, which it has not
+// made current: b is released unless it is the previous block.
+func (it *Iterator) dropNew(b *Block, err error) error {
+	err = it.fail(err)
+	if b != it.other {
+		b.release()
 	}
-	if idx == nil && b.state != blockPooled {
-		// A cached block: if this iterator reads it through, its index
-		// comes for free (see Reader.dataBlock).
-		it.seeker.RecordRestartIndex()
-	}
-	// The caller sets what it knows of the next block. The previous block
-	// stays (reverse scans step back to it); the one before is dropped.
+	return err
+}
+
+// install makes b, decoded by the seeker, the current block. The caller
+// sets what it knows of the next block. The previous block stays (reverse
+// scans step back to it); the one before is dropped.
+func (it *Iterator) install(b *Block) {
 	dropped := it.other
 	it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
 	if dropped != nil && dropped != b && dropped != it.other {
 		dropped.release()
 	}
-	return nil
 }
 
 // dataBlock returns the data block at off: the current or the previous
@@ -376,10 +428,15 @@ func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.K
 		if err != nil {
 			return 0, it.fail(err)
 		}
-		if err := it.setBlock(b); err != nil {
+		res, err := it.setBlockSeek(b, key, false)
+		if err != nil {
 			return 0, err
 		}
-	} else if rewind {
+		it.nextIndexed, it.nextKnown = next, true
+		it.positioned = true
+		return res, nil
+	}
+	if rewind {
 		if err := it.seeker.Rewind(); err != nil {
 			return 0, it.fail(it.wrapBlockErr(err, it.blk))
 		}
