@@ -66,7 +66,6 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	// version it may still read (see readPoints).
 	readPoint, slot := r.readers.acquire(r.mvcc)
 	defer r.readers.release(slot)
-	now := r.now()
 	f := g.Filter
 	if f != nil {
 		f.SetReversed(false)
@@ -100,7 +99,7 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 		fo := w.s.options()
 		maxVersions = min(maxVersions, fo.MaxVersions)
 		opts := scanner.QueryOptions{
-			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: fo.TTL.Milliseconds(), NowMillis: now,
+			MaxVersions: maxVersions, TimeRange: g.TimeRange, TTLMillis: fo.TTL.Milliseconds(), Clock: r.clock,
 			Columns: w.cols, StartRow: g.Row, StopRow: g.Row, StopInclusive: true, Filter: f, FamilyMaxVersions: fo.MaxVersions,
 			MinVersions: fo.MinVersions,
 			ReuseCells:  true,

@@ -36,6 +36,10 @@ type Region struct {
 	cache    hfile.Cache
 	ownCache *Cache
 
+	// clock is now as a func value, made once: a Get hands it to its
+	// matcher, which reads the time only if a TTL needs it.
+	clock func() int64
+
 	env  storeEnv // what every store of the region shares
 	meta bool     // the region is hbase:meta's (fixed at creation)
 	// set is the region's families (see storeSet): AddFamily and
@@ -242,6 +246,7 @@ func Open(dir string, o Options) (*Region, error) {
 		encodedKey: []byte(opts.EncodedName), tableKey: []byte(opts.Table), lock: lock,
 		compactReq: make(chan struct{}, 1), compactDone: make(chan struct{}),
 	}
+	r.clock = r.now
 	r.bgCtx, r.bgCancel = context.WithCancel(context.Background())
 	if meta {
 		r.cmp = encoding.MetaComparer

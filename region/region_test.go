@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -536,4 +537,59 @@ func (c *mapCache) CacheBlock(file uint64, off int64, b *hfile.Block, _ bool) {
 	c.mu.Lock()
 	c.m[[2]int64{int64(file), off}] = b
 	c.mu.Unlock()
+}
+
+// TestGetReadsClockOnlyForTTL: a Get reads the region's clock only where a
+// TTL needs it (a family's, or a cell's own), once per family read, and
+// still judges TTL by it: a Get of plain cells in a family without one
+// takes no clock read.
+func TestGetReadsClockOnlyForTTL(t *testing.T) {
+	var reads atomic.Int64
+	now := time.UnixMilli(1_700_000_000_000)
+	var clockMu sync.Mutex
+	r, err := Open(t.TempDir(), Options{
+		Families: []FamilyOptions{{Name: "f"}, {Name: "t", TTL: time.Hour}},
+		Now: func() time.Time {
+			reads.Add(1)
+			clockMu.Lock()
+			defer clockMu.Unlock()
+			return now
+		},
+	})
+	require.NoError(t, err)
+	defer r.Close()
+	require.NoError(t, r.Put(NewPut(b("plain")).AddAt(b("f"), b("q"), 1_700_000_000_000, b("v"))))
+	require.NoError(t, r.Put(NewPut(b("ttl")).AddAt(b("t"), b("q"), 1_700_000_000_000, b("v"))))
+	p := NewPut(b("tagged")).AddAt(b("f"), b("q"), 1_700_000_000_000, b("v"))
+	p.TTL = time.Minute
+	require.NoError(t, r.Put(p))
+	for _, flush := range []bool{false, true} {
+		if flush {
+			require.NoError(t, r.Flush())
+		}
+		get := func(row, fam string) (int64, []byte) {
+			before := reads.Load()
+			v := getValue(t, r, row, fam, "q")
+			return reads.Load() - before, v
+		}
+		n, v := get("plain", "f")
+		require.Zero(t, n, "flushed=%v", flush)
+		require.Equal(t, b("v"), v)
+		n, v = get("ttl", "t")
+		require.Equal(t, int64(1), n, "flushed=%v", flush)
+		require.Equal(t, b("v"), v)
+		n, v = get("tagged", "f")
+		require.Equal(t, int64(1), n, "flushed=%v", flush)
+		require.Equal(t, b("v"), v)
+	}
+	clockMu.Lock()
+	now = now.Add(2 * time.Minute)
+	clockMu.Unlock()
+	require.Nil(t, getValue(t, r, "tagged", "f", "q"), "the cell's own TTL has passed")
+	require.Equal(t, b("v"), getValue(t, r, "ttl", "t", "q"))
+	clockMu.Lock()
+	now = now.Add(time.Hour)
+	clockMu.Unlock()
+	require.Nil(t, getValue(t, r, "ttl", "t", "q"), "the family's TTL has passed")
+	require.Equal(t, b("v"), getValue(t, r, "plain", "f", "q"))
 }
