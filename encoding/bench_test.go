@@ -253,12 +253,7 @@ func BenchmarkSeekIndexed(b *testing.B) {
 	order := rand.New(rand.NewPCG(2, 2)).Perm(len(keys))
 	for _, enc := range testEncodings {
 		b.Run(fmt.Sprintf("encoding=%s", enc), func(b *testing.B) {
-			payload := encodeBlock(b, enc, f, cells)
-			s, err := NewSeeker(enc, f, InnerStoreComparer)
-			require.NoError(b, err)
-			require.NoError(b, s.Init(payload))
-			idx, err := s.BuildRestartIndex()
-			require.NoError(b, err)
+			payload, s, idx := indexedBlock(b, enc, f, InnerStoreComparer, cells)
 			require.NoError(b, s.InitIndexed(payload, idx))
 			benchSeeks(b, s, keys, order)
 		})

@@ -126,12 +126,7 @@ func TestSearchSamplesRowWindows(t *testing.T) {
 		probes = append(probes, FirstOnRow(nil, nil), LastOnRow(nil, []byte("zzz")), FirstOnRow(nil, []byte("user")))
 		slices.SortFunc(cells, func(a, b KeyValue) int { return cmp.CompareKeys(a.Key(), b.Key()) })
 		cells = slices.CompactFunc(cells, func(a, b KeyValue) bool { return cmp.CompareKeys(a.Key(), b.Key()) == 0 })
-		payload := encodeBlock(t, enc, testFormats[0], cells)
-		sk, err := NewSeeker(enc, testFormats[0], cmp)
-		require.NoError(t, err)
-		require.NoError(t, sk.Init(payload))
-		idx, err := sk.BuildRestartIndex()
-		require.NoError(t, err)
+		payload, sk, idx := indexedBlock(t, enc, testFormats[0], cmp, cells)
 		if idx == nil {
 			continue // ROW_INDEX_V1 has its own
 		}
@@ -148,6 +143,19 @@ func TestSearchSamplesRowWindows(t *testing.T) {
 			require.Equal(t, want, s.searchSamples(key), "key %q, %s, %s", key, enc, cmp.Name)
 		}
 	}
+}
+
+// indexedBlock encodes cells as a block and returns it with a seeker
+// initialized on it and the block's RestartIndex (nil for ROW_INDEX_V1).
+func indexedBlock(t testing.TB, enc DataBlockEncoding, f BlockFormat, cmp *Comparer, cells []KeyValue) ([]byte, Seeker, *RestartIndex) {
+	t.Helper()
+	payload := encodeBlock(t, enc, f, cells)
+	s, err := NewSeeker(enc, f, cmp)
+	require.NoError(t, err)
+	require.NoError(t, s.Init(payload))
+	idx, err := s.BuildRestartIndex()
+	require.NoError(t, err)
+	return payload, s, idx
 }
 
 // TestInitSeek: InitSeek lands where InitIndexed and SeekToKeyInBlock do,
@@ -167,12 +175,7 @@ func TestInitSeek(t *testing.T) {
 		enc := testEncodings[trial%len(testEncodings)]
 		f := testFormats[rng.IntN(len(testFormats))]
 		cells := randomCells(rng, 1+rng.IntN(200), cmp)
-		payload := encodeBlock(t, enc, f, cells)
-		ref, err := NewSeeker(enc, f, cmp)
-		require.NoError(t, err)
-		require.NoError(t, ref.Init(payload))
-		idx, err := ref.BuildRestartIndex()
-		require.NoError(t, err)
+		payload, ref, idx := indexedBlock(t, enc, f, cmp, cells)
 		first := []byte(slices.Clone(ref.FirstKey()))
 		damaged := slices.Clone(payload)
 		damaged[0] ^= 0x55
