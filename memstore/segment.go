@@ -40,12 +40,13 @@ const (
 type Size struct {
 	// DataSize is the sum of the cells' serialized KeyValue sizes:
 	// 8 + key length + value length, plus 2 + tags length for a cell with tags
-	// (HBase's KeyValueUtil.length). Flush thresholds compare against it.
+	// (HBase's KeyValueUtil.length).
 	DataSize int64
 	// HeapSize estimates the memory the cells hold: each cell's bytes, its
 	// slab slot (KeyValue header and list node) and, for a cell that starts
 	// a column, its share of the B-tree. It does not count the free tail of
-	// the arena's current chunk (at most 2 MiB per segment).
+	// the arena's current chunk (at most 2 MiB per segment). Flush
+	// thresholds compare against it, as HBase 2's do.
 	HeapSize int64
 	// CellCount is the number of distinct cells.
 	CellCount int64
@@ -54,6 +55,11 @@ type Size struct {
 // Add returns the sum of s and o.
 func (s Size) Add(o Size) Size {
 	return Size{DataSize: s.DataSize + o.DataSize, HeapSize: s.HeapSize + o.HeapSize, CellCount: s.CellCount + o.CellCount}
+}
+
+// Neg returns -s, for taking s out of a total.
+func (s Size) Neg() Size {
+	return Size{DataSize: -s.DataSize, HeapSize: -s.HeapSize, CellCount: -s.CellCount}
 }
 
 // IsEmpty reports whether s is all zeros.

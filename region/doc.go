@@ -58,7 +58,7 @@
 //
 // # Flushes, compactions, the block cache
 //
-// Writes go to the memstores; when they pass Options.FlushSize a background
+// Writes go to the memstores; when their heap size passes Options.FlushSize a background
 // flush writes each to a new store file (Flush does it now) and drops the
 // WAL segments it covers. Writes block (up to BlockingWait, then
 // ErrRegionTooBusy) when the memstores reach BlockingMultiplier×FlushSize.

@@ -148,7 +148,7 @@ func (r *Region) DeleteFamily(name string) error {
 	s.dropped.Store(true)
 	// No write reaches the store now and no flush runs: its memstore,
 	// with any snapshot a failed flush left, is all it holds in memory.
-	r.addMemSize(-s.mem.Size().DataSize)
+	r.addMemSize(s.mem.Size().Neg())
 	s.close()
 	if err := vfs.RemoveAll(r.fs, s.dir); err != nil {
 		// The family is gone all the same; its files are unreachable and

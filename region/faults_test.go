@@ -695,7 +695,7 @@ func TestBlockedWriteWakesOnFlush(t *testing.T) {
 	defer r.Close()
 	fault := fs.Add(errorfs.Rule{Ops: errorfs.OpCreate, PathContains: ".tmp", Err: syscall.ENOSPC})
 	n := 0
-	for r.Stats().MemStoreSize <= 2*flushSize {
+	for r.Stats().MemStoreHeapSize <= 2*flushSize {
 		require.NoError(t, putRow(r, n, wal.UseDefault))
 		n++
 	}

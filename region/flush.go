@@ -40,7 +40,7 @@ func (r *Region) flusher() {
 			return
 		case <-r.flushReq:
 		}
-		if r.memSize.Load() < r.opts.FlushSize {
+		if r.memHeap.Load() < r.opts.FlushSize {
 			continue
 		}
 		if err := r.Flush(); err != nil && !r.closed.Load() {
@@ -157,13 +157,13 @@ func (r *Region) snapshotLocked() flushPlan {
 func (r *Region) writeSnapshots(p flushPlan, now int64) (files int, flushed int64, _ error) {
 	tmp := filepath.Join(r.dir, ".tmp")
 	for i, s := range p.stores {
-		size := p.snaps[i].Segment.Size().DataSize
+		size := p.snaps[i].Segment.Size()
 		sf, err := s.flushSnapshot(p.snaps[i], p.seqs[i], tmp, now)
 		if err != nil {
-			return files, flushed, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size)
+			return files, flushed, errors.Wrapf(err, "region %s: flush of %s failed; its %d bytes stay in the memstore and the WAL", r.dir, s.name, size.DataSize)
 		}
-		r.addMemSize(-size)
-		flushed += size
+		r.addMemSize(size.Neg())
+		flushed += size.DataSize
 		if sf != nil {
 			files++
 		}

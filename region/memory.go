@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/memstore"
 )
 
 // MemstoreLimit is memory shared by the memstores of several regions:
@@ -95,7 +96,7 @@ func (m *MemstoreLimit) unregister(r *Region) {
 	m.mu.Lock()
 	delete(m.regions, r)
 	m.mu.Unlock()
-	m.add(-r.memSize.Load())
+	m.add(-r.memHeap.Load())
 }
 
 func (m *MemstoreLimit) add(delta int64) {
@@ -158,7 +159,7 @@ func (m *MemstoreLimit) largest(skip map[*Region]bool) *Region {
 	var best *Region
 	var size int64
 	for r := range m.regions {
-		if s := r.memSize.Load(); !skip[r] && s > size && !r.closed.Load() {
+		if s := r.memHeap.Load(); !skip[r] && s > size && !r.closed.Load() {
 			best, size = r, s
 		}
 	}
@@ -199,10 +200,12 @@ func (m *MemstoreLimit) wait(ctx context.Context, r *Region, d time.Duration) er
 	return nil
 }
 
-// addMemSize accounts delta bytes of the region's memstores, globally too.
-func (r *Region) addMemSize(delta int64) {
-	r.memSize.Add(delta)
+// addMemSize accounts a change of the region's memstores, globally too
+// (the global limit counts heap sizes, as HBase's does).
+func (r *Region) addMemSize(d memstore.Size) {
+	r.memSize.Add(d.DataSize)
+	r.memHeap.Add(d.HeapSize)
 	if m := r.opts.MemstoreLimit; m != nil {
-		m.add(delta)
+		m.add(d.HeapSize)
 	}
 }

@@ -2,6 +2,8 @@ package region
 
 import (
 	"fmt"
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/memstore"
 	"testing"
 	"time"
 
@@ -35,7 +37,7 @@ func TestMemstoreLimitFlushesLargest(t *testing.T) {
 	require.Zero(t, small.Stats().Flushes, "flushing the largest was enough")
 	st := m.Stats()
 	require.Equal(t, 2, st.Regions)
-	require.Equal(t, big.Stats().MemStoreSize+small.Stats().MemStoreSize, st.Used)
+	require.Equal(t, big.Stats().MemStoreHeapSize+small.Stats().MemStoreHeapSize, st.Used, "the limit counts heap sizes")
 	res, err := big.Get(NewGet(b("b050")))
 	require.NoError(t, err)
 	require.Len(t, res.Cells, 1)
@@ -66,4 +68,26 @@ func TestMemstoreLimitBlocksWrites(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.Zero(t, m.Stats().Used, "a closed region no longer counts")
 	require.Zero(t, m.Stats().Regions)
+}
+
+// TestFlushSizeCountsHeap: FlushSize bounds the memstores' heap size, as
+// HBase 2's flush size does, not their data size: small cells hold several
+// times their data in memory, and a memstore of them is flushed before its
+// data alone reaches the flush size.
+func TestFlushSizeCountsHeap(t *testing.T) {
+	const flushSize = 256 << 10
+	r := openTest(t, t.TempDir(), func(o *Options) { o.FlushSize = flushSize })
+	defer r.Close()
+	var data int64
+	for i := 0; data < flushSize/2; i++ {
+		require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%06d", i))).Add(fam, b("q"), b("v"))))
+		st := r.Stats()
+		require.Greater(t, st.MemStoreHeapSize, st.MemStoreSize, "a cell holds more memory than its data")
+		data += memstore.DataSize(&encoding.KeyValue{Row: b(fmt.Sprintf("r%06d", i)), Family: fam, Qualifier: b("q"), Value: b("v")})
+	}
+	require.Less(t, data, int64(flushSize), "the data alone is below the flush size")
+	require.Eventually(t, func() bool {
+		st := r.Stats()
+		return st.Flushes > 0 && st.MemStoreHeapSize < flushSize
+	}, 10*time.Second, 5*time.Millisecond, "%d data bytes written, heap past the flush size", data)
 }

@@ -277,7 +277,9 @@ type Options struct {
 	// then start key, then region id) instead of bytewise. It is fixed when
 	// the region is created.
 	Meta bool
-	// FlushSize triggers a flush when the memstores pass it.
+	// FlushSize triggers a flush when the memstores' heap size (their
+	// cells with the memory that holds them, memstore.Size.HeapSize)
+	// passes it, as HBase 2 compares hbase.hregion.memstore.flush.size.
 	FlushSize int64
 	// BlockingMultiplier × FlushSize is where writes block until a flush
 	// frees memory.

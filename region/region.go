@@ -64,7 +64,13 @@ type Region struct {
 	// append to memstore insert, a flush takes it exclusively to snapshot.
 	updates sync.RWMutex
 
-	memSize      atomic.Int64 // data size of every memstore, snapshots included
+	// memSize and memHeap are the data and heap sizes of every memstore,
+	// snapshots included. Flushes, blocking and the global limit compare
+	// the heap size, as HBase 2 does (HRegion.isFlushSize and
+	// checkResources: heap + off-heap size): a memstore of small cells
+	// holds several times its data size, which a flush size must bound.
+	memSize      atomic.Int64
+	memHeap      atomic.Int64
 	lastBlockLog atomic.Int64 // unix nanos of the last "blocking updates" warning
 
 	flushMu   sync.Mutex // one flush at a time
@@ -110,7 +116,8 @@ type stats struct {
 
 // Stats are the region's counters and sizes.
 type Stats struct {
-	MemStoreSize     int64 // bytes in the memstores, snapshots being flushed included
+	MemStoreSize     int64 // data bytes in the memstores, snapshots being flushed included
+	MemStoreHeapSize int64 // the memory they hold, which flushes compare with FlushSize
 	StoreFiles       int
 	StoreFileSize    int64
 	Flushes          int64
@@ -282,7 +289,7 @@ func Open(dir string, o Options) (*Region, error) {
 		hbaseNames: opts.HBaseFileNames}
 	fail := func(err error) (*Region, error) {
 		if m := opts.MemstoreLimit; m != nil {
-			m.add(-r.memSize.Load()) // what the replay counted
+			m.add(-r.memHeap.Load()) // what the replay counted
 		}
 		r.closeStores()
 		r.closeOwnCache()
@@ -455,7 +462,7 @@ func (r *Region) recover(fresh map[*Store]bool) error {
 					continue // unknown family, already in a store file, or an earlier family's
 				}
 				kv.SeqNum = seq
-				r.addMemSize(s.mem.Add(kv).DataSize)
+				r.addMemSize(s.mem.Add(kv))
 			}
 			return nil
 		})
@@ -572,6 +579,7 @@ func (r *Region) Store(family string) *Store { return r.storeSet().byFamily[fami
 func (r *Region) Stats() Stats {
 	st := Stats{
 		MemStoreSize:     r.memSize.Load(),
+		MemStoreHeapSize: r.memHeap.Load(),
 		Flushes:          r.stats.flushes.Load(),
 		Compactions:      r.stats.compactions.Load(),
 		MajorCompactions: r.stats.majorCompactions.Load(),

@@ -169,19 +169,19 @@ func (r *Region) checkResources(ctx context.Context) error {
 		}
 	}
 	limit := r.opts.FlushSize * int64(r.opts.BlockingMultiplier)
-	if r.memSize.Load() <= limit {
+	if r.memHeap.Load() <= limit {
 		return nil
 	}
 	r.stats.blockedWrites.Add(1)
 	if last := r.lastBlockLog.Load(); time.Since(time.Unix(0, last)) > 10*time.Second &&
 		r.lastBlockLog.CompareAndSwap(last, time.Now().UnixNano()) {
 		r.log.Warn("region: blocking updates: memstore over the blocking limit; waiting for a flush",
-			"region", r.dir, "memstoreSize", r.memSize.Load(), "limit", limit)
+			"region", r.dir, "memstoreSize", r.memHeap.Load(), "limit", limit)
 	}
 	wait := waitLimit(ctx, r.opts.BlockingWait)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
-	for r.memSize.Load() > limit {
+	for r.memHeap.Load() > limit {
 		if r.closed.Load() {
 			return ErrClosed
 		}
@@ -190,7 +190,7 @@ func (r *Region) checkResources(ctx context.Context) error {
 		// be the next flush's, and a flush that had already taken the
 		// request and emptied the memstore in between would wake nobody.
 		ch := r.flushedChan()
-		if r.memSize.Load() <= limit {
+		if r.memHeap.Load() <= limit {
 			break
 		}
 		r.requestFlush()
@@ -199,15 +199,15 @@ func (r *Region) checkResources(ctx context.Context) error {
 		}
 		select {
 		case <-ch:
-			if p := r.flushErr.Load(); p != nil && r.memSize.Load() > limit {
+			if p := r.flushErr.Load(); p != nil && r.memHeap.Load() > limit {
 				return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, and the last flush failed: %v", limit, r.dir, *p)
 			}
 		case <-deadline.C:
 			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d after waiting %s",
-				limit, r.dir, r.memSize.Load(), wait)
+				limit, r.dir, r.memHeap.Load(), wait)
 		case <-ctx.Done():
 			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d: %v",
-				limit, r.dir, r.memSize.Load(), context.Cause(ctx))
+				limit, r.dir, r.memHeap.Load(), context.Cause(ctx))
 		}
 	}
 	return nil
@@ -345,7 +345,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		r.noteWALError()
 		return errors.Wrapf(walErr, "region %s: WAL", r.dir)
 	}
-	var added int64
+	var added memstore.Size
 	// The caller holds r.updates, so this is the set its cells were
 	// checked against.
 	set := r.storeSet()
@@ -359,15 +359,15 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 			if i < len(s.hints) {
 				h = s.hints[i]
 			}
-			added += st.mem.Upsert(&cells[i], r.oldestRead, h).DataSize
+			added = added.Add(st.mem.Upsert(&cells[i], r.oldestRead, h))
 		} else {
-			added += st.mem.Add(&cells[i]).DataSize
+			added = added.Add(st.mem.Add(&cells[i]))
 		}
 	}
 	r.addMemSize(added)
 	completed = true
 	r.mvcc.CompleteAndWait(e)
-	if r.memSize.Load() >= r.opts.FlushSize {
+	if r.memHeap.Load() >= r.opts.FlushSize {
 		r.requestFlush()
 	}
 	return nil
