@@ -108,6 +108,7 @@ func TestDeleteFamily(t *testing.T) {
 	require.Equal(t, []string{"f"}, familyNames(r))
 	require.NoDirExists(t, filepath.Join(dir, "g"))
 	require.Zero(t, r.Stats().MemStoreSize, "the deleted family's memstore is still counted")
+	require.Zero(t, r.Stats().MemStoreHeapSize, "the deleted family's memstore is still counted")
 	_, err := r.Get(NewGet(b("r01")).AddFamily(fam2))
 	require.ErrorIs(t, err, ErrNoSuchFamily)
 	require.ErrorIs(t, r.Put(NewPut(b("r01")).Add(fam2, b("q"), b("x"))), ErrNoSuchFamily)

@@ -46,6 +46,8 @@ func TestIncrementUpserts(t *testing.T) {
 	// The region's memstore size is what its stores hold.
 	set := r.storeSet()
 	require.Equal(t, set.byFamily["f"].mem.Size().DataSize+set.byFamily["g"].mem.Size().DataSize, r.Stats().MemStoreSize)
+	require.Equal(t, set.byFamily["f"].mem.Size().HeapSize+set.byFamily["g"].mem.Size().HeapSize, r.Stats().MemStoreHeapSize,
+		"the heap size too, removed versions taken out")
 
 	// The second increment's version is gone, as in HBase: a read of the
 	// time it was written finds nothing in g, and finds it in f.
@@ -57,6 +59,7 @@ func TestIncrementUpserts(t *testing.T) {
 
 	require.NoError(t, r.Flush())
 	require.Zero(t, r.Stats().MemStoreSize)
+	require.Zero(t, r.Stats().MemStoreHeapSize)
 	for i := range 10 {
 		_, err := r.Increment(NewIncrement(b("r")).Add(fam2, b("n"), 1))
 		require.NoError(t, err)
