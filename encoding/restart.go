@@ -216,11 +216,16 @@ func (s *seeker) InitIndexed(payload []byte, idx *RestartIndex) error {
 	if err := s.Init(payload); err != nil {
 		return err
 	}
-	// A ROW_INDEX_V1 block has its own index.
-	if idx != nil && s.rowOffsets == nil && idx.none == (s.enc == EncodingNone) {
+	if s.fits(idx) {
 		s.idx = idx
 	}
 	return nil
+}
+
+// fits reports whether idx can index the seeker's blocks: not for
+// ROW_INDEX_V1 blocks, which have their own index.
+func (s *seeker) fits(idx *RestartIndex) bool {
+	return idx != nil && len(idx.cells) > 0 && s.enc != EncodingRowIndexV1 && idx.none == (s.enc == EncodingNone)
 }
 
 // sampleKey returns the key of sample j of s.idx.
@@ -269,15 +274,13 @@ func (s *seeker) jumpTo(j int) {
 // reads only the cache lines of the cells it passes, not those of the
 // block's start as well.
 func (s *seeker) InitSeek(payload []byte, idx *RestartIndex, key Key, before bool) (int, error) {
-	if idx == nil || s.enc == EncodingRowIndexV1 || idx.none != (s.enc == EncodingNone) || len(idx.cells) == 0 {
+	if !s.fits(idx) {
 		if err := s.InitIndexed(payload, idx); err != nil {
 			return 0, err
 		}
 		return s.SeekToKeyInBlock(key, before)
 	}
-	s.key, s.rowOffsets = nil, nil
-	s.recording, s.rec.done = false, nil
-	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
+	s.forget()
 	s.data, s.start, s.idx, s.firstInIdx = payload, 0, idx, true
 	if s.enc != EncodingNone {
 		s.start = encodedHeaderSize

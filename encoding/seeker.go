@@ -122,9 +122,7 @@ func newSeeker(enc DataBlockEncoding, f BlockFormat, cmp *Comparer) *seeker {
 
 // Init implements Seeker.
 func (s *seeker) Init(payload []byte) error {
-	s.data, s.key, s.idx, s.rowOffsets = nil, nil, nil, nil
-	s.recording, s.rec.done, s.firstInIdx = false, nil, false
-	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
+	s.forget()
 	start := 0
 	if len(payload) > math.MaxInt32 {
 		return CorruptionErrorf("encoding: %s block of %d bytes is larger than a block can be", s.enc, len(payload))
@@ -159,6 +157,13 @@ func (s *seeker) Init(payload []byte) error {
 		return err
 	}
 	return nil
+}
+
+// forget drops the seeker's block, keeping its buffers.
+func (s *seeker) forget() {
+	s.data, s.key, s.idx, s.rowOffsets = nil, nil, nil, nil
+	s.recording, s.rec.done, s.firstInIdx = false, nil, false
+	s.cells, s.keys, s.first, s.pos = s.cells[:0], s.keys[:0], 0, 0
 }
 
 // Rewind implements Seeker.

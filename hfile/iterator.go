@@ -216,34 +216,26 @@ func (it *Iterator) setBlock(b *Block) error {
 	return nil
 }
 
-// setBlockSeek is setBlock followed by the seeker's SeekToKeyInBlock(key,
-// before), whose result it returns; an error fails the iterator. A block
-// decoded anew that has its RestartIndex is not positioned on its first
-// cell first: the seek starts at the sample before key (Seeker.InitSeek),
-// which for a Get in a cached block spares the cold cache lines of the
-// block's header and first cells.
-func (it *Iterator) setBlockSeek(b *Block, key encoding.Key, before bool) (int, error) {
+// setBlockAt is setBlock for a seek to key. A block decoded anew that has
+// its RestartIndex is not positioned on its first cell: the seek starts at
+// the sample before key (Seeker.InitSeek), which for a Get in a cached
+// block spares the cold cache lines of the block's header and first cells;
+// seeked then says the seeker is at key's SeekToKeyInBlock result res.
+// Otherwise it is setBlock, and the caller seeks.
+func (it *Iterator) setBlockAt(b *Block, key encoding.Key) (res int, seeked bool, err error) {
 	idx := b.restarts.Load()
 	if idx == nil || it.blk == b || (b == it.other && it.otherDecoded) {
-		if err := it.setBlock(b); err != nil {
-			return 0, err
-		}
-		res, err := it.seeker.SeekToKeyInBlock(key, before)
-		if err != nil {
-			return 0, it.fail(it.wrapBlockErr(err, it.blk))
-		}
-		return res, nil
+		return 0, false, it.setBlock(b)
 	}
 	it.otherAtEnd = false
 	if err := it.swapSeekers(b); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	res, err := it.seeker.InitSeek(b.Data, idx, key, before)
-	if err != nil {
-		return 0, it.dropNew(b, it.wrapBlockErr(err, b))
+	if res, err = it.seeker.InitSeek(b.Data, idx, key, false); err != nil {
+		return 0, false, it.dropNew(b, it.wrapBlockErr(err, b))
 	}
 	it.install(b)
-	return res, nil
+	return res, true, nil
 }
 
 // swapSeekers makes the current block's seeker the previous block's, for
@@ -420,6 +412,7 @@ func (it *Iterator) cachedBlock(off int64) (*Block, error) {
 // loadAndSeek seeks to key in the data block at off: b, if it is not nil
 // (a block cachedBlock returned), else the block dataBlock loads.
 func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool, b *Block) (int, error) {
+	res, seeked := 0, false
 	if it.blk == nil || it.blk.Offset != off {
 		var err error
 		if b == nil {
@@ -428,23 +421,20 @@ func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.K
 		if err != nil {
 			return 0, it.fail(err)
 		}
-		res, err := it.setBlockSeek(b, key, false)
-		if err != nil {
+		if res, seeked, err = it.setBlockAt(b, key); err != nil {
 			return 0, err
 		}
-		it.nextIndexed, it.nextKnown = next, true
-		it.positioned = true
-		return res, nil
-	}
-	if rewind {
+	} else if rewind {
 		if err := it.seeker.Rewind(); err != nil {
 			return 0, it.fail(it.wrapBlockErr(err, it.blk))
 		}
 	}
 	it.nextIndexed, it.nextKnown = next, true
-	res, err := it.seeker.SeekToKeyInBlock(key, false)
-	if err != nil {
-		return 0, it.fail(it.wrapBlockErr(err, it.blk))
+	if !seeked {
+		var err error
+		if res, err = it.seeker.SeekToKeyInBlock(key, false); err != nil {
+			return 0, it.fail(it.wrapBlockErr(err, it.blk))
+		}
 	}
 	it.positioned = true
 	return res, nil
