@@ -176,7 +176,7 @@ func (r *Region) checkResources(ctx context.Context) error {
 	if last := r.lastBlockLog.Load(); time.Since(time.Unix(0, last)) > 10*time.Second &&
 		r.lastBlockLog.CompareAndSwap(last, time.Now().UnixNano()) {
 		r.log.Warn("region: blocking updates: memstore over the blocking limit; waiting for a flush",
-			"region", r.dir, "memstoreSize", r.memHeap.Load(), "limit", limit)
+			"region", r.dir, "memstoreHeapSize", r.memHeap.Load(), "limit", limit)
 	}
 	wait := waitLimit(ctx, r.opts.BlockingWait)
 	deadline := time.NewTimer(wait)
@@ -203,10 +203,10 @@ func (r *Region) checkResources(ctx context.Context) error {
 				return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, and the last flush failed: %v", limit, r.dir, *p)
 			}
 		case <-deadline.C:
-			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d after waiting %s",
+			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore heap=%d after waiting %s",
 				limit, r.dir, r.memHeap.Load(), wait)
 		case <-ctx.Done():
-			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore=%d: %v",
+			return errors.Wrapf(ErrRegionTooBusy, "over memstore limit=%d, region=%s, memstore heap=%d: %v",
 				limit, r.dir, r.memHeap.Load(), context.Cause(ctx))
 		}
 	}
