@@ -6,8 +6,11 @@
 // use; each goroutine opens its own. Cells are copied on Add and never changed
 // afterwards, so a *encoding.KeyValue returned by a scanner, and every slice
 // in it, stays valid and unchanged for as long as the caller keeps it, even
-// after the scanner is closed and the segment flushed and cleared. Callers
-// must not modify returned cells.
+// after the scanner is closed and the segment flushed and cleared. The
+// exception is a cell Upsert added: once a later upsert removes it, its
+// memory is reused when no read that oldest accounts for can hold it, so a
+// read copies what it keeps of a cell before it stops being accounted for.
+// Callers must not modify returned cells.
 //
 // MemStore is HBase's DefaultMemStore: a mutable active Segment plus, while a
 // flush runs, an immutable snapshot Segment. Segment is HBase's Segment with

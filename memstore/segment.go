@@ -124,6 +124,9 @@ type version struct {
 	// Segment.Upsert): only such a node is ever unlinked, since removing a
 	// cell in the arena would free nothing.
 	own bool
+	// recycle is set for an own node that is an ownCell's and starts no
+	// column: once unlinked, its cell goes to the segment's cellPool.
+	recycle bool
 	// size is the cell's DataSize, for a prune that removes it
 	// (noSize if it does not fit).
 	size uint32
@@ -412,7 +415,12 @@ type Segment struct {
 		probe column
 		// probeKV is the seek key of Newest's lookup.
 		probeKV encoding.KeyValue
+		// pool holds the own cells upserts unlinked, for reuse.
+		pool cellPool
 	}
+	// pooled is len(mu.pool.free), stored under mu: an upsert allocates its
+	// cell before taking mu when the pool looks empty.
+	pooled atomic.Int32
 }
 
 // NewSegment returns an empty mutable segment ordered by cmp (in full,
@@ -464,7 +472,8 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 // one version uses, so that a counter's memstore holds a few cells rather
 // than one per increment until the next flush. The cell is copied to memory
 // of its own rather than into the arena, so that a removed cell's memory is
-// freed (as HBase copies upserted cells out of its MemStoreLAB).
+// freed (as HBase copies upserted cells out of its MemStoreLAB); a small
+// cell's memory goes to later upserts of the segment (see cellPool).
 //
 // oldest is called, under the segment's mutex, when the column holds a put
 // that an untagged put besides kv hides, with need that put's sequence id:
@@ -477,7 +486,10 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 // cells.
 //
 // REQUIRES: as Add; every reader of the segment that does not hold the
-// row's lock reads at a read point oldest accounts for.
+// row's lock reads at a read point oldest accounts for, and stays accounted
+// for as long as it uses the cells it read (an upserted cell may be reused
+// after); no reader's read point reaches kv's sequence id before Upsert
+// returns (as none passes a write in progress).
 func (s *Segment) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
 	d, ok := s.upsert(kv, oldest, nil)
 	if !ok {
@@ -492,18 +504,43 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 	if s.frozen.Load() {
 		return Size{}, false
 	}
-	return s.addSlot(newOwnCell(kv), oldest, col)
+	n := payloadLen(kv)
+	if n > ownCellInline {
+		return s.addSlot(newOwnCell(kv), oldest, col)
+	}
+	// A cell of the pool is taken under mu; a new one is allocated before,
+	// so that the mutex is not held through an allocation (and any garbage
+	// collection work it is charged).
+	var oc *ownCell
+	if s.pooled.Load() == 0 {
+		oc = new(ownCell)
+	}
+	s.mu.Lock()
+	if oc == nil {
+		if oc = s.mu.pool.take(); oc == nil {
+			oc = new(ownCell)
+		}
+		s.pooled.Store(int32(len(s.mu.pool.free)))
+	}
+	fill(&oc.c.kv, kv, oc.buf[:n])
+	return s.addLocked(&oc.c, true, oldest, col)
 }
 
 // addSlot adds the cell in slot to the segment; with oldest set, it then
 // prunes the cell's column as Upsert does. known, if not nil, is the cell's
 // column in the segment, which then needs no lookup.
 func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
+	s.mu.Lock()
+	return s.addLocked(slot, false, oldest, known)
+}
+
+// addLocked is addSlot with s.mu held, which it releases. pooled is set for
+// a slot that is an ownCell's, which the segment's cellPool may recycle.
+func (s *Segment) addLocked(slot *cell, pooled bool, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
 	d := cellSize(c)
 	d.CellCount = 0 // counted below, if c is a new cell rather than a replacement
 
-	s.mu.Lock()
 	if s.frozen.Load() {
 		s.mu.Unlock()
 		return Size{}, false
@@ -550,9 +587,16 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 		if s.addVersion(col, c, ver, &slot.col.v0) {
 			d.CellCount = 1
 			slot.col.v0.own = oldest != nil
+			// A column that replaced its old self in the tree starts at
+			// its own slot (see above): that one is never recycled.
+			slot.col.v0.recycle = pooled && oldest != nil && col != &slot.col
 		}
 		if oldest != nil {
 			d = d.Add(s.pruneLocked(col, c, oldest))
+			if p := &s.mu.pool; len(p.open)+len(p.sealed) > 0 {
+				p.advance(oldest)
+				s.pooled.Store(int32(len(p.free)))
+			}
 		}
 	}
 	if !s.learned && s.cellCount.Load()+d.CellCount >= learnSkipAt {
@@ -639,6 +683,9 @@ func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func
 		default:
 			// prev is not nil: the shield is before v.
 			prev.next.Store(next)
+			if v.recycle {
+				s.mu.pool.file(ownCellOf(v), added.SeqNum)
+			}
 			r := v.removedSize()
 			d.DataSize -= r.DataSize
 			d.HeapSize -= r.HeapSize
@@ -670,7 +717,8 @@ func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *v
 		r := encoding.CompareVersions(next.kv.Load(), c)
 		if r == 0 {
 			next.setCell(c)
-			next.own = false // the node and the cell are no longer one
+			// The node and the cell are no longer one.
+			next.own, next.recycle = false, false
 			return false
 		}
 		if r > 0 {
@@ -695,6 +743,8 @@ func (s *Segment) freeze() {
 	s.frozen.Store(true)
 	s.cloned = true
 	s.readTree.Store(s.mu.tree)
+	s.mu.pool.drop()
+	s.pooled.Store(0)
 	s.mu.Unlock()
 }
 

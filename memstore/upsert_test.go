@@ -3,6 +3,7 @@ package memstore
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -191,11 +192,20 @@ func TestUpsertConcurrentReaders(t *testing.T) {
 					got = sc.SeekToFirst()
 					sc.Close()
 				}
+				// An upserted cell may be reused once its reader is
+				// gone: check it while registered, after giving the
+				// writer time to unlink it (and reuse it, were it free).
+				runtime.Gosched()
+				ok := got != nil && string(got.Value) == fmt.Sprint(rp) && got.SeqNum == rp
+				msg := ""
+				if !ok {
+					msg = fmt.Sprintf("read point %d: got %v", rp, got)
+				}
 				mu.Lock()
 				delete(readers, id)
 				mu.Unlock()
-				if got == nil || string(got.Value) != fmt.Sprint(rp) {
-					failed.Store(fmt.Sprintf("read point %d: got %v", rp, got))
+				if !ok {
+					failed.Store(msg)
 					return
 				}
 			}

@@ -1,0 +1,177 @@
+package memstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/regionkv/regionkv/encoding"
+)
+
+// counter returns an upsert of an 8-byte counter r/f:a, reusing one
+// KeyValue, and the number of the next upsert: upsert(seq, oldest) writes
+// seq at timestamp seq.
+func counter(s *Segment) func(seq encoding.SeqNum, oldest func(encoding.SeqNum) (encoding.SeqNum, bool)) {
+	in := kv("r", "a", 0, 0, "")
+	in.Value = make([]byte, 8)
+	return func(seq encoding.SeqNum, oldest func(encoding.SeqNum) (encoding.SeqNum, bool)) {
+		in.Timestamp, in.SeqNum = int64(seq), seq
+		binary.BigEndian.PutUint64(in.Value, uint64(seq))
+		s.Upsert(in, oldest)
+	}
+}
+
+// TestUpsertRecyclesCells: the cells upserts unlink are reused only once
+// no read that may have reached them is registered, and then an upsert to a
+// counter allocates nothing.
+func TestUpsertRecyclesCells(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "first"))
+	upsert := counter(s)
+	seq := encoding.SeqNum(2)
+	for ; seq < 10; seq++ {
+		upsert(seq, at(seq-1))
+	}
+	// A read at read point held, which has walked the column: the cells it
+	// reached (the shield and, behind it, cells an upsert may unlink as soon
+	// as no older read is left) stay as they were while it is registered.
+	held := seq - 1
+	seen := scanAll(s, held)
+	require.Greater(t, len(seen), 1)
+	want := str(seen)
+	for end := seq + 1000; seq < end; seq++ {
+		upsert(seq, at(held))
+	}
+	require.Equal(t, want, str(seen), "a cell a registered read reached was reused")
+	require.Empty(t, s.mu.pool.free, "nothing is free while the read is registered")
+
+	// The read is done: the cells are reused, and an upsert allocates
+	// nothing.
+	for end := seq + 10; seq < end; seq++ {
+		upsert(seq, at(seq-1))
+	}
+	require.NotEqual(t, want, str(seen), "no cell was reused")
+	allocs := testing.AllocsPerRun(100, func() {
+		upsert(seq, at(seq-1))
+		seq++
+	})
+	require.Zero(t, allocs)
+	cells := columnCells(s, "r", "a", seq)
+	require.Len(t, cells, 3, "the newest, the one the oldest read sees, the first: %v", cells)
+	require.Equal(t, "1:Put/first", cells[2])
+	require.EqualValues(t, 3, s.Size().CellCount)
+
+	// A frozen segment lets its pool go.
+	s.freeze()
+	require.Zero(t, s.pooled.Load())
+	require.Empty(t, s.mu.pool.free)
+}
+
+// TestUpsertRecycleConcurrentScanners: scanners walk every version of a
+// counter without the segment's mutex, pausing on each, while upserts unlink
+// the old versions and recycle their cells: every cell a scanner returns is
+// the one it reached (its value is its sequence id, in version order, at or
+// below the read point), and the walk ends at the column's first cell. A
+// cell reused while a scanner stands on it would break the order, or lead
+// the walk into another list.
+func TestUpsertRecycleConcurrentScanners(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "first"))
+	var readPoint atomic.Uint64
+	readPoint.Store(1)
+	var mu sync.Mutex
+	readers := map[int]encoding.SeqNum{}
+	oldest := func(encoding.SeqNum) (encoding.SeqNum, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		rp := encoding.SeqNum(readPoint.Load())
+		for _, r := range readers {
+			rp = min(rp, r)
+		}
+		return rp, true
+	}
+	const n = 20000
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	check := func(rp encoding.SeqNum) string {
+		sc := s.NewScanner(rp)
+		defer sc.Close()
+		prev := rp + 1
+		var last *encoding.KeyValue
+		for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+			runtime.Gosched()
+			if string(c.Row) != "r" || string(c.Qualifier) != "a" || c.SeqNum >= prev {
+				return fmt.Sprintf("read point %d: %v after seq %d", rp, c, prev)
+			}
+			if c.SeqNum > 1 && (len(c.Value) != 8 || binary.BigEndian.Uint64(c.Value) != uint64(c.SeqNum)) {
+				return fmt.Sprintf("read point %d: %v holds %x", rp, c, c.Value)
+			}
+			prev, last = c.SeqNum, c
+		}
+		if last == nil || string(last.Value) != "first" {
+			return fmt.Sprintf("read point %d: the walk ended at %v", rp, last)
+		}
+		return ""
+	}
+	for id := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for readPoint.Load() < n && failed.Load() == nil {
+				mu.Lock()
+				rp := encoding.SeqNum(readPoint.Load())
+				readers[id] = rp
+				mu.Unlock()
+				msg := check(rp)
+				mu.Lock()
+				delete(readers, id)
+				mu.Unlock()
+				if msg != "" {
+					failed.Store(msg)
+				}
+			}
+		}()
+	}
+	upsert := counter(s)
+	for seq := encoding.SeqNum(2); seq <= n; seq++ {
+		upsert(seq, oldest)
+		readPoint.Store(uint64(seq))
+	}
+	wg.Wait()
+	require.Nil(t, failed.Load())
+}
+
+// TestUpsertKeepsColumnSlots: an upsert that found no column by lookup
+// replaces the column in the B-tree with one in its own cell's slot; that
+// slot is never recycled, even after its version is unlinked, since the tree
+// still holds its column.
+func TestUpsertKeepsColumnSlots(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "first"))
+	// No update seen yet: the upsert inserts rather than looks up, and the
+	// tree's column r/f:a is now in the slot of cell 2.
+	s.Upsert(kv("r", "a", 2, 2, "2"), at(1))
+	require.True(t, s.mu.updates > 0)
+	upsert := counter(s)
+	other := kv("s", "b", 0, 0, "")
+	for seq := encoding.SeqNum(3); seq < 100; seq += 2 {
+		upsert(seq, at(seq-1))
+		other.Timestamp, other.SeqNum = int64(seq+1), seq+1
+		s.Upsert(other, at(seq))
+	}
+	got := columnCells(s, "r", "a", 100)
+	require.Len(t, got, 3, "%v", got)
+	require.Equal(t, "1:Put/first", got[2])
+	require.Equal(t, "99:Put/", got[0][:len("99:Put/")])
+	require.Len(t, columnCells(s, "s", "b", 100), 3)
+	var rows []string
+	for _, c := range scanAll(s, 100) {
+		rows = append(rows, string(c.Row)+"/"+string(c.Qualifier))
+	}
+	require.Equal(t, []string{"r/a", "r/a", "r/a", "s/b", "s/b", "s/b"}, rows)
+}
