@@ -106,12 +106,14 @@ func (l *rowLocks) lock(ctx context.Context, row []byte, exclusive bool, timeout
 			defer t.Stop()
 			deadline = t.C
 		}
+		// The errors name a copy of the row: row itself does not escape,
+		// so neither does a caller's request that holds it.
 		select {
 		case <-ch:
 		case <-deadline:
-			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q after %s", row, timeout)
+			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q after %s", string(row), timeout)
 		case <-ctx.Done():
-			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q: %v", row, context.Cause(ctx))
+			return nil, errors.Wrapf(ErrRowLockTimeout, "row %q: %v", string(row), context.Cause(ctx))
 		}
 	}
 }

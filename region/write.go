@@ -113,6 +113,9 @@ type writeScratch struct {
 	// under the same row lock.
 	newest []*encoding.KeyValue
 	hints  []memstore.Hint
+	// row is a readModifyWrite's row, copied: its cells and hints refer to
+	// the copy, so that the caller's request does not escape to the heap.
+	row []byte
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -147,6 +150,9 @@ func (s *writeScratch) release() {
 	clear(s.hints)
 	s.hints = s.hints[:0]
 	s.pending = encoding.KeyValue{}
+	if cap(s.row) > maxReusedRowKey {
+		s.row = nil
+	}
 	if m := s.cur.mem; m != nil && cap(m.buf) > maxScratchBytes {
 		s.cur = Result{}
 	}
@@ -513,12 +519,13 @@ type rmwSpan struct {
 	off, end  int
 }
 
-// rmwResult holds the Result of a one-column readModifyWrite whose value
-// fits in val (an Increment's does) in one allocation: the cell is the
-// Result's inline one.
+// rmwResult holds the Result of a one-column readModifyWrite whose cell's
+// bytes fit in buf (a counter's row, column and 8-byte value) in one
+// allocation: the cell is the Result's inline one. 40 bytes take it to the
+// 224-byte size class.
 type rmwResult struct {
 	res Result
-	val [8]byte
+	buf [40]byte
 }
 
 // readModifyWrite is the shared body of Increment and Append: under the
@@ -569,8 +576,11 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		})
 	}
 	s.order = order
+	// From here on the row is the scratch's copy (see writeScratch.row).
+	key := append(s.row[:0], row...)
+	s.row = key
 	g := &s.get
-	g.Row = row
+	g.Row = key
 	for k, i := range order {
 		f, q := col(i)
 		if k > 0 {
@@ -616,7 +626,7 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 
 	cells := s.cells[:0]
 	for _, sp := range spans {
-		cells = append(cells, encoding.KeyValue{Row: row, Family: sp.fam, Qualifier: sp.qual, Timestamp: sp.ts,
+		cells = append(cells, encoding.KeyValue{Row: key, Family: sp.fam, Qualifier: sp.qual, Timestamp: sp.ts,
 			Type: encoding.TypePut, Value: vals[sp.off:sp.end]})
 	}
 	s.cells = cells
@@ -624,26 +634,55 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		return nil, err
 	}
 
-	// The Result is the caller's: copy the cells out of the scratch.
-	if len(cells) == 1 && len(cells[0].Value) <= len(rmwResult{}.val) {
+	// The Result is the caller's: copy the cells out of the scratch and
+	// the caller's request (which then stays on the caller's stack).
+	size := len(key)
+	for i := range cells {
+		size += len(cells[i].Family) + len(cells[i].Qualifier) + len(cells[i].Value)
+	}
+	if len(cells) == 1 && size <= len(rmwResult{}.buf) {
 		b := &rmwResult{}
 		b.res.kv1 = cells[0]
-		b.res.kv1.Value = b.val[:copy(b.val[:], cells[0].Value):len(cells[0].Value)]
+		copyCellBytes(&b.res.kv1, b.buf[:0])
 		b.res.ptr1[0] = &b.res.kv1
 		b.res.Cells = b.res.ptr1[:]
 		return &b.res, nil
 	}
 	kvs := make([]encoding.KeyValue, len(cells))
 	ptrs := make([]*encoding.KeyValue, len(cells))
-	buf := make([]byte, 0, len(vals))
+	buf := make([]byte, 0, size)
+	buf = append(buf, key...)
+	rowCopy := buf[:len(key):len(key)]
 	for i := range cells {
 		kvs[i] = cells[i]
-		start := len(buf)
-		buf = append(buf, cells[i].Value...)
-		kvs[i].Value = buf[start:len(buf):len(buf)]
+		kvs[i].Row = nil
+		buf = copyCellBytes(&kvs[i], buf)
+		kvs[i].Row = rowCopy
 		ptrs[i] = &kvs[i]
 	}
 	return &Result{Cells: ptrs}, nil
+}
+
+// copyCellBytes points kv's row, family, qualifier and value at copies
+// appended to buf and returns buf. With room in buf for them all, the
+// copies share its array.
+func copyCellBytes(kv *encoding.KeyValue, buf []byte) []byte {
+	buf, kv.Row = appendCopy(buf, kv.Row)
+	buf, kv.Family = appendCopy(buf, kv.Family)
+	buf, kv.Qualifier = appendCopy(buf, kv.Qualifier)
+	buf, kv.Value = appendCopy(buf, kv.Value)
+	return buf
+}
+
+// appendCopy appends b to buf and returns buf and the copy, capped so that
+// appending to it cannot overwrite what follows. A nil b stays nil.
+func appendCopy(buf, b []byte) ([]byte, []byte) {
+	if b == nil {
+		return buf, nil
+	}
+	start := len(buf)
+	buf = append(buf, b...)
+	return buf, buf[start:len(buf):len(buf)]
 }
 
 // rmwRead reads the current values of a read-modify-write's columns, g's,

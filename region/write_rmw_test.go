@@ -2,6 +2,7 @@ package region
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,51 @@ func TestReadModifyWriteColumns(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoSuchFamily)
 	_, err = r.Increment(NewIncrement(b("s")))
 	require.Error(t, err)
+}
+
+// TestReadModifyWriteResultOwnsItsBytes: the Result of an Increment or
+// Append holds copies of the row and columns, not the caller's request, which
+// may be reused as soon as the call returns; each slice is capped, so that
+// appending to one cannot overwrite the next.
+func TestReadModifyWriteResultOwnsItsBytes(t *testing.T) {
+	r := openTest(t, t.TempDir(), nil)
+	defer r.Close()
+	for _, tc := range []struct {
+		name string
+		op   func(row []byte, cols [][]byte) (*Result, error)
+		want []string
+	}{
+		{"one counter", func(row []byte, cols [][]byte) (*Result, error) {
+			return r.Increment(NewIncrement(row).Add(fam, cols[0], 5))
+		}, []string{"f:q0=" + long(5)}},
+		{"counters", func(row []byte, cols [][]byte) (*Result, error) {
+			return r.Increment(NewIncrement(row).Add(fam, cols[0], 1).Add(fam2, cols[1], 2).Add(fam, cols[0], 3))
+		}, []string{"f:q0=" + long(4), "g:q1=" + long(2)}},
+		{"long append", func(row []byte, cols [][]byte) (*Result, error) {
+			app := NewAppend(row)
+			for range 20 {
+				app.Add(fam, cols[0], cols[1])
+			}
+			return r.Append(app)
+		}, []string{"f:q0=" + strings.Repeat("q1", 20)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := []byte("row-" + tc.name)
+			cols := [][]byte{[]byte("q0"), []byte("q1")}
+			res, err := tc.op(row, cols)
+			require.NoError(t, err)
+			for _, buf := range append(cols, row) {
+				for i := range buf {
+					buf[i] = 'X'
+				}
+			}
+			require.Equal(t, tc.want, cellStrings(res))
+			for _, c := range res.Cells {
+				require.Equal(t, "row-"+tc.name, string(c.Row))
+				for _, s := range [][]byte{c.Row, c.Family, c.Qualifier, c.Value} {
+					require.Equal(t, len(s), cap(s))
+				}
+			}
+		})
+	}
 }
