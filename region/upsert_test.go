@@ -3,6 +3,7 @@ package region
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,14 +104,19 @@ func TestUpsertKeepsOpenReads(t *testing.T) {
 	require.Equal(t, long(108), string(getValue(t, r, "r", "g", "n")))
 }
 
-// TestUpsertConcurrentReads: Gets and short scans that run while
-// increments upsert always find the counter, and never see it go back.
+// TestUpsertConcurrentReads: Gets and scans that run while increments
+// upsert counters of several rows always find each counter in its own row,
+// and never see one go back, while the cells the upserts unlink are reused
+// for other counters (memstore's cellPool).
 func TestUpsertConcurrentReads(t *testing.T) {
 	r := openTest(t, t.TempDir(), func(o *Options) { o.FlushSize = 1 << 40; o.DisableAutoCompaction = true })
 	defer r.Close()
-	inc := NewIncrement(b("r")).Add(fam2, b("n"), 1)
-	_, err := r.Increment(inc)
-	require.NoError(t, err)
+	const rows = 8
+	row := func(i int) []byte { return fmt.Appendf(nil, "r%d", i) }
+	for i := range rows {
+		_, err := r.Increment(NewIncrement(row(i)).Add(fam2, b("n"), 1))
+		require.NoError(t, err)
+	}
 	const n = 3000
 	var done atomic.Bool
 	var wg sync.WaitGroup
@@ -119,51 +125,63 @@ func TestUpsertConcurrentReads(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			last := uint64(0)
-			for !done.Load() {
-				var v []byte
+			var last [rows]uint64
+			check := func(i int, res *Result) error {
+				c := res.Latest(fam2, b("n"))
+				if c == nil || len(c.Value) != 8 || string(c.Row) != string(row(i)) {
+					return fmt.Errorf("reader %d: counter %d: got %v", id, i, c)
+				}
+				got := binary.BigEndian.Uint64(c.Value)
+				if got < last[i] {
+					return fmt.Errorf("reader %d: counter %d went back from %d to %d", id, i, last[i], got)
+				}
+				last[i] = got
+				return nil
+			}
+			for k := 0; !done.Load(); k++ {
 				if id%2 == 0 {
-					res, err := r.Get(NewGet(b("r")).AddColumn(fam2, b("n")))
+					i := k % rows
+					res, err := r.Get(NewGet(row(i)).AddColumn(fam2, b("n")))
+					if err == nil {
+						err = check(i, res)
+					}
 					if err != nil {
 						errs <- err
 						return
 					}
-					if c := res.Latest(fam2, b("n")); c != nil {
-						v = c.Value
-					}
-				} else {
-					sc, err := r.NewScanner(&Scan{StartRow: b("r"), Limit: 1})
-					if err != nil {
-						errs <- err
-						return
-					}
-					res, err := sc.Next()
-					sc.Close()
-					if err != nil {
-						errs <- err
-						return
-					}
-					if res != nil {
-						if c := res.Latest(fam2, b("n")); c != nil {
-							v = c.Value
-						}
-					}
+					continue
 				}
-				if len(v) != 8 {
-					errs <- fmt.Errorf("reader %d: counter not found (%q)", id, v)
+				// A scan of every counter, reading each row while the
+				// increments go on.
+				sc, err := r.NewScanner(&Scan{StartRow: b("r")})
+				if err != nil {
+					errs <- err
 					return
 				}
-				got := binary.BigEndian.Uint64(v)
-				if got < last {
-					errs <- fmt.Errorf("reader %d: counter went back from %d to %d", id, last, got)
+				i := 0
+				for ; err == nil; i++ {
+					var res *ScanResult
+					if res, err = sc.Next(); err == nil && res == nil {
+						break
+					}
+					if err == nil {
+						runtime.Gosched()
+						err = check(i, &res.Result)
+					}
+				}
+				sc.Close()
+				if err == nil && i != rows {
+					err = fmt.Errorf("reader %d: scanned %d counters", id, i)
+				}
+				if err != nil {
+					errs <- err
 					return
 				}
-				last = got
 			}
 		}()
 	}
-	for range n {
-		if _, err := r.Increment(inc); err != nil {
+	for k := range n {
+		if _, err := r.Increment(NewIncrement(row(k%rows)).Add(fam2, b("n"), 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -175,11 +193,15 @@ func TestUpsertConcurrentReads(t *testing.T) {
 	}
 	// A reader descheduled for a while keeps every version after its own;
 	// each increment removes a walk's worth of them.
-	for range memCells(r, "g")/60 + 2 {
-		_, err := r.Increment(inc)
+	extra := int(memCells(r, "g")/60 + 2)
+	for k := range rows * extra {
+		_, err := r.Increment(NewIncrement(row(k%rows)).Add(fam2, b("n"), 1))
 		require.NoError(t, err)
 	}
-	require.EqualValues(t, 3, memCells(r, "g"))
+	require.EqualValues(t, 3*rows, memCells(r, "g"))
+	for i := range rows {
+		require.Equal(t, long(int64(1+n/rows+extra)), string(getValue(t, r, string(row(i)), "g", "n")))
+	}
 }
 
 // TestReadPoints: the registry of reads in progress answers the oldest read
