@@ -74,27 +74,15 @@ func TestUpsertRecyclesCells(t *testing.T) {
 
 // TestUpsertRecycleConcurrentScanners: scanners walk every version of a
 // counter without the segment's mutex, pausing on each, while upserts unlink
-// the old versions and recycle their cells: every cell a scanner returns is
-// the one it reached (its value is its sequence id, in version order, at or
-// below the read point), and the walk ends at the column's first cell. A
+// the old versions and recycle their cells: every cell a scanner returns is the one it reached (its value is its
+// sequence id, in version order, at or below the read point) and stays so
+// until the read is done, and the walk ends at the column's first cell. A
 // cell reused while a scanner stands on it would break the order, or lead
 // the walk into another list.
 func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 	s := NewSegment(encoding.InnerStoreComparer)
 	s.Add(kv("r", "a", 1, 1, "first"))
-	var readPoint atomic.Uint64
-	readPoint.Store(1)
-	var mu sync.Mutex
-	readers := map[int]encoding.SeqNum{}
-	oldest := func(encoding.SeqNum) (encoding.SeqNum, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		rp := encoding.SeqNum(readPoint.Load())
-		for _, r := range readers {
-			rp = min(rp, r)
-		}
-		return rp, true
-	}
+	reads := newTestReads(1)
 	const n = 20000
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -102,7 +90,8 @@ func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 		sc := s.NewScanner(rp)
 		defer sc.Close()
 		prev := rp + 1
-		var last *encoding.KeyValue
+		var seen []*encoding.KeyValue
+		var was []string
 		for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
 			runtime.Gosched()
 			if string(c.Row) != "r" || string(c.Qualifier) != "a" || c.SeqNum >= prev {
@@ -111,10 +100,17 @@ func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 			if c.SeqNum > 1 && (len(c.Value) != 8 || binary.BigEndian.Uint64(c.Value) != uint64(c.SeqNum)) {
 				return fmt.Sprintf("read point %d: %v holds %x", rp, c, c.Value)
 			}
-			prev, last = c.SeqNum, c
+			prev = c.SeqNum
+			seen, was = append(seen, c), append(was, fmt.Sprintf("%v %x", c, c.Value))
 		}
-		if last == nil || string(last.Value) != "first" {
-			return fmt.Sprintf("read point %d: the walk ended at %v", rp, last)
+		if len(seen) == 0 || string(seen[len(seen)-1].Value) != "first" {
+			return fmt.Sprintf("read point %d: the walk ended at %v", rp, seen)
+		}
+		// Every cell the read returned is as it was while it is registered.
+		for i, c := range seen {
+			if now := fmt.Sprintf("%v %x", c, c.Value); now != was[i] {
+				return fmt.Sprintf("read point %d: cell %s became %s", rp, was[i], now)
+			}
 		}
 		return ""
 	}
@@ -122,16 +118,8 @@ func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for readPoint.Load() < n && failed.Load() == nil {
-				mu.Lock()
-				rp := encoding.SeqNum(readPoint.Load())
-				readers[id] = rp
-				mu.Unlock()
-				msg := check(rp)
-				mu.Lock()
-				delete(readers, id)
-				mu.Unlock()
-				if msg != "" {
+			for reads.readPoint.Load() < n && failed.Load() == nil {
+				if msg := reads.read(id, check); msg != "" {
 					failed.Store(msg)
 				}
 			}
@@ -139,8 +127,9 @@ func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 	}
 	upsert := counter(s)
 	for seq := encoding.SeqNum(2); seq <= n; seq++ {
-		upsert(seq, oldest)
-		readPoint.Store(uint64(seq))
+		upsert(seq, reads.oldest)
+		reads.readPoint.Store(uint64(seq))
+		runtime.Gosched() // let the readers keep up
 	}
 	wg.Wait()
 	require.Nil(t, failed.Load())
@@ -174,4 +163,36 @@ func TestUpsertKeepsColumnSlots(t *testing.T) {
 		rows = append(rows, string(c.Row)+"/"+string(c.Qualifier))
 	}
 	require.Equal(t, []string{"r/a", "r/a", "r/a", "s/b", "s/b", "s/b"}, rows)
+}
+
+// TestUpsertRecycleMidWalk: a scanner standing in the middle of a column's
+// old versions when they are unlinked goes on down them as they were, while
+// its read point is held, however many upserts come meanwhile.
+func TestUpsertRecycleMidWalk(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	s.Add(kv("r", "a", 1, 1, "first"))
+	upsert := counter(s)
+	// Versions 10..20 stay: a read at 10 was held while 11..20 were
+	// written.
+	for seq := encoding.SeqNum(2); seq <= 20; seq++ {
+		upsert(seq, at(min(seq-1, 10)))
+	}
+	const held = 15
+	sc := s.NewScanner(held)
+	defer sc.Close()
+	got := []encoding.SeqNum{sc.SeekToFirst().SeqNum, sc.Next().SeqNum}
+	// The read at 10 is done; the scanner's, at 15, is the oldest: the
+	// upserts unlink 13 and older (own cells) while it stands on 14.
+	for seq := encoding.SeqNum(21); seq <= 100; seq++ {
+		upsert(seq, at(held))
+	}
+	for c := sc.Next(); c != nil; c = sc.Next() {
+		if c.SeqNum > 1 {
+			require.Equal(t, uint64(c.SeqNum), binary.BigEndian.Uint64(c.Value))
+		}
+		got = append(got, c.SeqNum)
+	}
+	require.Equal(t, []encoding.SeqNum{15, 14, 13, 12, 11, 10, 1}, got)
+	require.Equal(t, []string{"100:Put/\x00\x00\x00\x00\x00\x00\x00d", "99:Put/\x00\x00\x00\x00\x00\x00\x00c",
+		"98:Put/\x00\x00\x00\x00\x00\x00\x00b"}, columnCells(s, "r", "a", 100)[:3])
 }

@@ -151,6 +151,46 @@ func TestUpsertOwnMemory(t *testing.T) {
 	}
 }
 
+// testReads registers the reads of the concurrent upsert tests, as the
+// region's readPoints does: a read holds the read point it reads at until it
+// is done, and oldest answers the oldest held, or the current read point.
+type testReads struct {
+	readPoint atomic.Uint64
+	mu        sync.Mutex
+	held      map[int]encoding.SeqNum
+}
+
+func newTestReads(rp encoding.SeqNum) *testReads {
+	r := &testReads{held: map[int]encoding.SeqNum{}}
+	r.readPoint.Store(uint64(rp))
+	return r
+}
+
+// read runs f at the current read point, registered as reader id until f
+// returns, and returns what f returns.
+func (r *testReads) read(id int, f func(rp encoding.SeqNum) string) string {
+	r.mu.Lock()
+	rp := encoding.SeqNum(r.readPoint.Load())
+	r.held[id] = rp
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.held, id)
+		r.mu.Unlock()
+	}()
+	return f(rp)
+}
+
+func (r *testReads) oldest(encoding.SeqNum) (encoding.SeqNum, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rp := encoding.SeqNum(r.readPoint.Load())
+	for _, h := range r.held {
+		rp = min(rp, h)
+	}
+	return rp, true
+}
+
 // TestUpsertConcurrentReaders: readers walk a column without the segment's
 // mutex while upserts unlink its old versions: each reader, at a read point
 // that the writer's oldest() accounts for, sees exactly the version written
@@ -158,20 +198,8 @@ func TestUpsertOwnMemory(t *testing.T) {
 func TestUpsertConcurrentReaders(t *testing.T) {
 	s := NewSegment(encoding.InnerStoreComparer)
 	row, fam, q := []byte("r"), []byte("f"), []byte("a")
-	var readPoint atomic.Uint64
-	var mu sync.Mutex
-	readers := map[int]encoding.SeqNum{}
-	oldest := func(encoding.SeqNum) (encoding.SeqNum, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		rp := encoding.SeqNum(readPoint.Load())
-		for _, r := range readers {
-			rp = min(rp, r)
-		}
-		return rp, true
-	}
 	s.Add(kv("r", "a", 1, 1, fmt.Sprint(1)))
-	readPoint.Store(1)
+	reads := newTestReads(1)
 	const n = 20000
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -179,32 +207,27 @@ func TestUpsertConcurrentReaders(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for readPoint.Load() < n {
-				mu.Lock()
-				rp := encoding.SeqNum(readPoint.Load())
-				readers[id] = rp
-				mu.Unlock()
-				var got *encoding.KeyValue
-				if id%2 == 0 {
-					got = s.Newest(row, fam, q, rp)
-				} else {
-					sc := s.NewScanner(rp)
-					got = sc.SeekToFirst()
-					sc.Close()
-				}
-				// An upserted cell may be reused once its reader is
-				// gone: check it while registered, after giving the
-				// writer time to unlink it (and reuse it, were it free).
-				runtime.Gosched()
-				ok := got != nil && string(got.Value) == fmt.Sprint(rp) && got.SeqNum == rp
-				msg := ""
-				if !ok {
-					msg = fmt.Sprintf("read point %d: got %v", rp, got)
-				}
-				mu.Lock()
-				delete(readers, id)
-				mu.Unlock()
-				if !ok {
+			for reads.readPoint.Load() < n {
+				msg := reads.read(id, func(rp encoding.SeqNum) string {
+					var got *encoding.KeyValue
+					if id%2 == 0 {
+						got = s.Newest(row, fam, q, rp)
+					} else {
+						sc := s.NewScanner(rp)
+						got = sc.SeekToFirst()
+						sc.Close()
+					}
+					// An upserted cell may be reused once its reader is
+					// gone: check it while registered, after giving the
+					// writer time to unlink it (and reuse it, were it
+					// free).
+					runtime.Gosched()
+					if got == nil || string(got.Value) != fmt.Sprint(rp) || got.SeqNum != rp {
+						return fmt.Sprintf("read point %d: got %v", rp, got)
+					}
+					return ""
+				})
+				if msg != "" {
 					failed.Store(msg)
 					return
 				}
@@ -212,8 +235,8 @@ func TestUpsertConcurrentReaders(t *testing.T) {
 		}()
 	}
 	for seq := encoding.SeqNum(2); seq <= n; seq++ {
-		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), oldest)
-		readPoint.Store(uint64(seq))
+		s.Upsert(kv("r", "a", int64(seq), seq, fmt.Sprint(seq)), reads.oldest)
+		reads.readPoint.Store(uint64(seq))
 	}
 	wg.Wait()
 	require.Nil(t, failed.Load())
@@ -223,8 +246,8 @@ func TestUpsertConcurrentReaders(t *testing.T) {
 	kept := len(columnCells(s, "r", "a", n))
 	last := encoding.SeqNum(n + kept/(maxPruneSteps-3) + 2)
 	for seq := encoding.SeqNum(n + 1); seq <= last; seq++ {
-		s.Upsert(kv("r", "a", int64(seq), seq, "last"), oldest)
-		readPoint.Store(uint64(seq))
+		s.Upsert(kv("r", "a", int64(seq), seq, "last"), reads.oldest)
+		reads.readPoint.Store(uint64(seq))
 	}
 	cells := columnCells(s, "r", "a", last)
 	require.Equal(t, []string{fmt.Sprintf("%d:Put/last", last), fmt.Sprintf("%d:Put/last", last-1), "1:Put/1"}, cells, "%d kept", kept)
