@@ -636,14 +636,13 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 
 	// The Result is the caller's: copy the cells out of the scratch and
 	// the caller's request (which then stays on the caller's stack).
-	size := len(key)
+	size := 0
 	for i := range cells {
-		size += len(cells[i].Family) + len(cells[i].Qualifier) + len(cells[i].Value)
+		size += len(key) + len(cells[i].Family) + len(cells[i].Qualifier) + len(cells[i].Value)
 	}
 	if len(cells) == 1 && size <= len(rmwResult{}.buf) {
 		b := &rmwResult{}
-		b.res.kv1 = cells[0]
-		copyCellBytes(&b.res.kv1, b.buf[:0])
+		cells[0].CopyTo(&b.res.kv1, b.buf[:0])
 		b.res.ptr1[0] = &b.res.kv1
 		b.res.Cells = b.res.ptr1[:]
 		return &b.res, nil
@@ -651,38 +650,11 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 	kvs := make([]encoding.KeyValue, len(cells))
 	ptrs := make([]*encoding.KeyValue, len(cells))
 	buf := make([]byte, 0, size)
-	buf = append(buf, key...)
-	rowCopy := buf[:len(key):len(key)]
 	for i := range cells {
-		kvs[i] = cells[i]
-		kvs[i].Row = nil
-		buf = copyCellBytes(&kvs[i], buf)
-		kvs[i].Row = rowCopy
+		buf = cells[i].CopyTo(&kvs[i], buf)
 		ptrs[i] = &kvs[i]
 	}
 	return &Result{Cells: ptrs}, nil
-}
-
-// copyCellBytes points kv's row, family, qualifier and value at copies
-// appended to buf and returns buf. With room in buf for them all, the
-// copies share its array.
-func copyCellBytes(kv *encoding.KeyValue, buf []byte) []byte {
-	buf, kv.Row = appendCopy(buf, kv.Row)
-	buf, kv.Family = appendCopy(buf, kv.Family)
-	buf, kv.Qualifier = appendCopy(buf, kv.Qualifier)
-	buf, kv.Value = appendCopy(buf, kv.Value)
-	return buf
-}
-
-// appendCopy appends b to buf and returns buf and the copy, capped so that
-// appending to it cannot overwrite what follows. A nil b stays nil.
-func appendCopy(buf, b []byte) ([]byte, []byte) {
-	if b == nil {
-		return buf, nil
-	}
-	start := len(buf)
-	buf = append(buf, b...)
-	return buf, buf[start:len(buf):len(buf)]
 }
 
 // rmwRead reads the current values of a read-modify-write's columns, g's,
