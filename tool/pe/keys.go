@@ -17,11 +17,16 @@ const peRowLength = 26
 // format(i)). The slice is new: the region may keep it.
 func peRowKey(i int64) []byte {
 	b := make([]byte, peRowLength)
+	putRowKey(b, i)
+	return b
+}
+
+// putRowKey writes row number i into b, which is peRowLength bytes long.
+func putRowKey(b []byte, i int64) {
 	for j := len(b) - 1; j >= 0; j-- {
 		b[j] = byte('0' + i%10)
 		i /= 10
 	}
-	return b
 }
 
 // peRowNumber parses a pe row key back into its row number; ok is false if

@@ -19,6 +19,9 @@ import (
 type peStore interface {
 	Put(*region.Put) error
 	Get(*region.Get) (*region.Result, error)
+	// GetInto is Get reusing res where the store can (Region.GetInto);
+	// the result is valid until res is used again.
+	GetInto(g *region.Get, res *region.Result) (*region.Result, error)
 	Increment(*region.Increment) (*region.Result, error)
 	Append(*region.Append) (*region.Result, error)
 	CheckAndMutate(*region.CheckAndMutate) (bool, error)
@@ -99,6 +102,11 @@ func (s *remoteStore) Get(g *region.Get) (*region.Result, error) {
 		return nil, err
 	}
 	return &region.Result{Cells: res.Cells}, nil
+}
+
+// GetInto is Get: a client's Result is decoded from its response.
+func (s *remoteStore) GetInto(g *region.Get, _ *region.Result) (*region.Result, error) {
+	return s.Get(g)
 }
 
 func (s *remoteStore) Increment(inc *region.Increment) (*region.Result, error) {
