@@ -346,7 +346,17 @@ func (c *LRU[V]) Get(k Key) (V, bool) { return c.get(k, true) }
 // caller that then reads the block calls Get, which counts the miss.
 func (c *LRU[V]) GetIfCached(k Key) (V, bool) { return c.get(k, false) }
 
-func (c *LRU[V]) get(k Key, countMiss bool) (V, bool) {
+// GetSampled is Get for a caller that asks the cache for one read in weight
+// of a value it keeps in between (hfile's pinned index and bloom blocks): a
+// hit counts weight hits, so the hit count stays an unbiased estimate of the
+// reads; a miss counts one.
+func (c *LRU[V]) GetSampled(k Key, weight int) (V, bool) {
+	return c.getWeighted(k, true, int64(max(weight, 1)))
+}
+
+func (c *LRU[V]) get(k Key, countMiss bool) (V, bool) { return c.getWeighted(k, countMiss, 1) }
+
+func (c *LRU[V]) getWeighted(k Key, countMiss bool, weight int64) (V, bool) {
 	s := c.shardFor(k)
 	if !s.mu.TryLock() {
 		s.mu.Lock()
@@ -364,7 +374,7 @@ func (c *LRU[V]) get(k Key, countMiss bool) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	s.hits++
+	s.hits += weight
 	if c.tinyLFU {
 		s.sk.add(keyHash(k), s.count)
 	}

@@ -54,6 +54,24 @@ func TestPriorityAndPromotion(t *testing.T) {
 	checkInvariants(t, c)
 }
 
+// TestGetSampled: a sampled Get's hit counts its weight, as many hits as
+// the reads it stands for, and promotes as one hit does; its miss counts one.
+func TestGetSampled(t *testing.T) {
+	c := newTestLRU(t, testOptions(1<<20))
+	k := Key{File: 1, Offset: 0}
+	require.True(t, c.Add(k, block(c, 1000, 1), KindIndex, false))
+	b, ok := c.GetSampled(k, 16)
+	require.True(t, ok)
+	require.Equal(t, 1, b.id)
+	_, ok = c.GetSampled(Key{File: 1, Offset: 5}, 16)
+	require.False(t, ok)
+	st := c.Stats()
+	require.EqualValues(t, 16, st.HitCount)
+	require.EqualValues(t, 1, st.MissCount)
+	require.EqualValues(t, 1000, st.MultiSize, "promoted by its first hit")
+	checkInvariants(t, c)
+}
+
 // TestGetIfCached: GetIfCached counts and promotes a hit as Get does, and
 // counts nothing for a block that is not cached (its caller may not read it).
 func TestGetIfCached(t *testing.T) {

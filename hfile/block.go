@@ -255,6 +255,9 @@ type Block struct {
 	// (which counts them) reaches indexAccelAfter; charged as restarts is.
 	accel   atomic.Pointer[indexAccel]
 	lookups atomic.Uint32
+	// dropped is set when a RefCountingCache drops this heap block, so that
+	// a reader that pinned it stops using it (see pin.go).
+	dropped atomic.Bool
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

@@ -566,6 +566,24 @@ func (f *BloomFilter) chunkFor(key []byte) int {
 // allocate, so a loader that serves cached chunks makes lookups
 // allocation-free.
 func (f *BloomFilter) MayContain(key []byte, load BloomChunkLoader) (bool, error) {
+	return f.mayContain(key, loaderChunks(load))
+}
+
+// bloomChunks loads chunk i of a filter, at offset with onDiskSize bytes,
+// as a BloomChunkLoader does; the index lets a reader keep chunks by number.
+type bloomChunks interface {
+	bloomChunk(i int, offset int64, onDiskSize int32) ([]byte, error)
+}
+
+// loaderChunks is a BloomChunkLoader as bloomChunks.
+type loaderChunks BloomChunkLoader
+
+func (l loaderChunks) bloomChunk(_ int, offset int64, onDiskSize int32) ([]byte, error) {
+	return l(offset, onDiskSize)
+}
+
+// mayContain is MayContain loading the chunk from load.
+func (f *BloomFilter) mayContain(key []byte, load bloomChunks) (bool, error) {
 	if f.keyCmp != nil {
 		// Key comparisons trust their input's lengths; do not let a caller's
 		// malformed key turn into a panic.
@@ -578,7 +596,7 @@ func (f *BloomFilter) MayContain(key []byte, load BloomChunkLoader) (bool, error
 		return false, nil
 	}
 	c := &f.Chunks[i]
-	bits, err := load(c.Offset, c.OnDiskSize)
+	bits, err := load.bloomChunk(i, c.Offset, c.OnDiskSize)
 	if err != nil {
 		return false, errors.Wrapf(err, "hfile: loading bloom chunk %d at offset %d", i, c.Offset)
 	}

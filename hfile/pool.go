@@ -154,6 +154,10 @@ func (b *Block) Unref() {
 		case n < 0:
 			panic(errors.AssertionFailedf("hfile: shared block at offset %d unreferenced too often", b.Offset))
 		}
+	case blockHeap:
+		// A heap block's holders are not counted: its Unref comes only
+		// from a RefCountingCache dropping it (see Reader.pinnedBlock).
+		b.dropped.Store(true)
 	case blockReleased:
 		panic(errors.AssertionFailedf("hfile: block at offset %d unreferenced after its release", b.Offset))
 	}

@@ -125,6 +125,10 @@ type Reader struct {
 	// are about 2% of a file, and HBase keeps them cached too.
 	metaBlocks sync.Map
 
+	// pins holds the index and bloom blocks point reads keep going back to
+	// (see pin.go).
+	pins readerPins
+
 	// Counters, read by tools and metrics.
 	blocksRead atomic.Int64
 	bytesRead  atomic.Int64
@@ -301,6 +305,7 @@ func (r *Reader) open() error {
 			}
 		}
 	}
+	r.initPins()
 	return nil
 }
 
@@ -391,17 +396,25 @@ func (r *Reader) readBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 
 // readBlockKeep is readBlock without naming the file in errors (Open does).
 func (r *Reader) readBlockKeep(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
+	b, _, err := r.readBlockHeld(off, onDiskSize, cacheIt)
+	return b, err
+}
+
+// readBlockHeld is readBlockKeep that also reports whether the block came
+// from where the reader keeps blocks: the cache (a hit), or without one the
+// reader's own metaBlocks.
+func (r *Reader) readBlockHeld(off int64, onDiskSize int, cacheIt bool) (*Block, bool, error) {
 	c := r.opts.Cache
 	if c != nil {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
-			return b, nil
+			return b, true, nil
 		}
 	} else if b, ok := r.metaBlocks.Load(off); ok {
-		return b.(*Block), nil
+		return b.(*Block), true, nil
 	}
 	b, err := r.readBlockUncached(off, onDiskSize)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch {
 	case c != nil && (cacheIt || !b.Type.IsData()):
@@ -409,7 +422,7 @@ func (r *Reader) readBlockKeep(off int64, onDiskSize int, cacheIt bool) (*Block,
 	case c == nil && (b.Type.IsIndex() || b.Type == BlockBloomChunk):
 		r.metaBlocks.Store(off, b)
 	}
-	return b, nil
+	return b, false, nil
 }
 
 // readBlockUncached reads, verifies and decompresses one block into fresh
@@ -752,7 +765,13 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 		nextIndexed = ri.keys[i+1]
 	}
 	for level := 1; level < int(r.trailer.NumDataIndexLevels); level++ {
-		b, err := r.readBlock(off, size, true)
+		var b *Block
+		var err error
+		if level == 1 && r.pins.leaves != nil {
+			b, err = r.pinnedBlock(&r.pins.leaves[i], off, size)
+		} else {
+			b, err = r.readBlock(off, size, true)
+		}
 		if err != nil {
 			return 0, 0, nil, false, err
 		}
@@ -829,6 +848,11 @@ func (r *Reader) Blooms() (general, deleteFamily *BloomFilter) { return r.bloom,
 
 func (r *Reader) loadBloomChunk(off int64, size int32) ([]byte, error) {
 	b, err := r.readBlock(off, int(size), true)
+	return r.bloomChunkData(b, off, err)
+}
+
+// bloomChunkData checks that b, read at off, is a bloom chunk.
+func (r *Reader) bloomChunkData(b *Block, off int64, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -937,7 +961,7 @@ func (r *Reader) MayContainRow(row []byte) (bool, error) {
 	if r.bloom == nil || r.bloomType != BloomRow || r.bloomBroken[generalBloom].Load() {
 		return true, nil
 	}
-	ok, err := r.bloom.MayContain(row, r.loadBloomChunk)
+	ok, err := r.bloom.mayContain(row, &r.pins.general)
 	if err != nil {
 		return r.bloomError(generalBloom, err)
 	}
@@ -958,7 +982,7 @@ func (r *Reader) MayContainRowCol(row, family, qualifier []byte) (bool, error) {
 		return true, nil
 	}
 	var buf [128]byte
-	ok, err := r.bloom.MayContain(RowColBloomKey(buf[:0], row, qualifier), r.loadBloomChunk)
+	ok, err := r.bloom.mayContain(RowColBloomKey(buf[:0], row, qualifier), &r.pins.general)
 	if err != nil {
 		return r.bloomError(generalBloom, err)
 	}
@@ -975,7 +999,7 @@ func (r *Reader) MayContainDeleteFamily(row []byte) (bool, error) {
 	if r.dfBloom == nil || r.bloomBroken[deleteFamilyBloom].Load() {
 		return true, nil
 	}
-	ok, err := r.dfBloom.MayContain(row, r.loadBloomChunk)
+	ok, err := r.dfBloom.mayContain(row, &r.pins.deleteFamily)
 	if err != nil {
 		return r.bloomError(deleteFamilyBloom, err)
 	}

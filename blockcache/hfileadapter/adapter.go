@@ -24,6 +24,7 @@ var (
 	_ hfile.Cache             = Cache{}
 	_ hfile.DataBlockAdmitter = Cache{}
 	_ hfile.RefCountingCache  = Cache{}
+	_ hfile.SampledCache      = Cache{}
 )
 
 // New returns a Cache configured by opts; Close stops its eviction goroutine.
@@ -48,6 +49,14 @@ func (c Cache) GetBlock(file uint64, offset int64) *hfile.Block {
 // hfile.CachePeeker and does not allocate.
 func (c Cache) GetCachedBlock(file uint64, offset int64) *hfile.Block {
 	b, _ := c.GetIfCached(blockcache.Key{File: file, Offset: offset})
+	return b
+}
+
+// GetBlockSampled is GetBlock counting weight hits on a hit (see
+// blockcache.LRU.GetSampled). It implements hfile.SampledCache and does not
+// allocate.
+func (c Cache) GetBlockSampled(file uint64, offset int64, weight int) *hfile.Block {
+	b, _ := c.GetSampled(blockcache.Key{File: file, Offset: offset}, weight)
 	return b
 }
 
