@@ -34,7 +34,9 @@ func TestBloomGate(t *testing.T) {
 
 	r := writeFile(t, kvs, WriterOptions{BloomType: BloomRow})
 	require.Greater(t, absentNoes(r, 100), 90, "a fresh file asks its bloom")
-	for i := 0; i < 2*bloomWindow; i++ {
+	// One answer in bloomObserveEvery is counted, at random: twice the
+	// reads a window needs on average.
+	for i := 0; i < 2*bloomWindow*bloomObserveEvery; i++ {
 		require.True(t, probe(r, 2*(i%2000)))
 	}
 	require.True(t, r.gate.skipping.Load(), "a bloom that never says no is turned off")
@@ -53,7 +55,7 @@ func TestBloomGate(t *testing.T) {
 
 	// One read in ten for a row the file lacks: the bloom pays, and stays.
 	r2 := writeFile(t, kvs, WriterOptions{BloomType: BloomRow})
-	for i := 0; i < 4*bloomWindow; i++ {
+	for i := 0; i < 4*bloomWindow*bloomObserveEvery; i++ {
 		row := 2 * (i % 2000)
 		if i%10 == 0 {
 			row++

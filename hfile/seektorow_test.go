@@ -136,7 +136,7 @@ func TestSeekToRow(t *testing.T) {
 		// holds, most reads neither ask it nor peek at the cache: the one
 		// lookup of the block counts its miss.
 		r, c := open(t)
-		for i := 0; i < bloomWindow; i++ {
+		for i := 0; i < 2*bloomWindow*bloomObserveEvery; i++ { // (see TestBloomGate)
 			ok, err := r.MayContainGet(&RowProbe{Row: row(2 * (i % 500)), Family: []byte("f")})
 			require.NoError(t, err)
 			require.True(t, ok)
