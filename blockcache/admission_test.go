@@ -231,3 +231,31 @@ func TestAdmitsAgreesWithAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipsLookup: AdaptiveLRU tells a reader to skip the lookup of exactly
+// the data blocks Admits refuses, and counts a skipped read, when asked to,
+// as a miss; LRU and TinyLFU never skip.
+func TestSkipsLookup(t *testing.T) {
+	for _, policy := range []Policy{PolicyLRU, PolicyAdaptiveLRU, PolicyTinyLFU} {
+		o := testOptions(64 << 20)
+		o.Policy = policy
+		c := newTestLRU(t, o)
+		for _, pct := range []int32{100, 73, 1} {
+			c.dataPercent.Store(pct)
+			for off := int64(0); off < 300; off++ {
+				k := Key{File: 1, Offset: off}
+				misses := c.Stats().MissCount
+				skips := c.SkipsLookup(k, false)
+				want := policy == PolicyAdaptiveLRU && pct < 100 && off%100 >= int64(pct)
+				require.Equal(t, want, skips, "%s %d%% offset %d", policy, pct, off)
+				require.Equal(t, !c.Admits(k, KindData), skips, "%s %d%% offset %d", policy, pct, off)
+				require.Equal(t, misses, c.Stats().MissCount, "not counted unless asked")
+				require.Equal(t, skips, c.SkipsLookup(k, true))
+				if skips {
+					misses++
+				}
+				require.Equal(t, misses, c.Stats().MissCount, "%s %d%% offset %d", policy, pct, off)
+			}
+		}
+	}
+}

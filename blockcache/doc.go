@@ -92,6 +92,10 @@
 // so a refused block is never offered (no shard lock, no insert, no
 // eviction), and is read into pooled memory that its iterator reuses
 // instead of a fresh allocation that would become garbage (hfile/pool.go).
+// A point read's seek does not even look such a block up (LRU.SkipsLookup,
+// hfileadapter's SkipsDataBlock): the cache holds it only if it was admitted
+// before the percent fell, and that copy is left to age out; the read counts
+// as a miss.
 //
 // # TinyLFU admission (TinyLFU)
 //

@@ -141,6 +141,9 @@ type shard[V Value] struct {
 	data   int64 // data blocks
 	hits   int64
 	misses int64
+	// skipped counts the reads SkipsLookup told not to look a block up,
+	// as misses; it is atomic, since SkipsLookup takes no lock.
+	skipped atomic.Int64
 	// contended counts Gets that found the lock held (for benchmarks).
 	contended int64
 	// sk counts the shard's accesses (TinyLFU only; empty otherwise), and
@@ -522,6 +525,29 @@ func (c *LRU[V]) Admits(k Key, kind Kind) bool {
 		ok := s.admitLocked(keyHash(k))
 		s.mu.Unlock()
 		return ok
+	}
+	return true
+}
+
+// SkipsLookup reports whether a read of the data block under k should not
+// look it up at all, and, if count is set, counts such a read as a miss.
+// Only AdaptiveLRU answers true, for a block whose offset its current
+// cacheDataBlockPercent excludes: Add would not take it now, so the cache
+// holds it only if it was admitted before the percent fell, and such a
+// block is left to age out. Under heavy eviction that is most reads, and
+// each lookup would take a shard's lock and miss its map (with the bloom's
+// peek first, two lookups a read): HBASE-23887's point is that blocks the
+// cache cannot keep should cost it nothing. It is one atomic load (and an
+// atomic add when counted), takes no lock and does not allocate.
+func (c *LRU[V]) SkipsLookup(k Key, count bool) bool {
+	if !c.adaptive {
+		return false
+	}
+	if p := c.dataPercent.Load(); p == 100 || k.Offset%100 < int64(p) {
+		return false
+	}
+	if count {
+		c.shardFor(k).skipped.Add(1)
 	}
 	return true
 }

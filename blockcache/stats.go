@@ -76,7 +76,7 @@ func (c *LRU[V]) Stats() Stats {
 		s := &c.shards[i]
 		s.mu.Lock()
 		st.HitCount += s.hits
-		st.MissCount += s.misses
+		st.MissCount += s.misses + s.skipped.Load()
 		st.Count += s.count
 		st.DataBlockCount += s.data
 		st.SingleSize += s.bytes[prioSingle]

@@ -35,6 +35,18 @@ type DataBlockAdmitter interface {
 	AdmitsDataBlock(file uint64, offset int64) bool
 }
 
+// DataBlockSkipper is implemented by a Cache whose admission policy can say,
+// without a lock, that a data block is one it would not cache now
+// (AdaptiveLRU while it caches only part of the data blocks). A point
+// read's seek then reads such a block without looking it up, as if there
+// were no cache: the cache keeps at most a copy admitted before, which ages
+// out. SkipsDataBlock answers for the data block at (file, offset), and
+// counts the read as a miss if count is set (the read's last question about
+// the block); it must not allocate.
+type DataBlockSkipper interface {
+	SkipsDataBlock(file uint64, offset int64, count bool) bool
+}
+
 // RefCountingCache is implemented by a Cache that takes a reference on every
 // block it caches and on every block GetBlock returns (Block.Ref, while the
 // block is cached and under the cache's lock), and drops the cache's own with
@@ -87,6 +99,7 @@ type Reader struct {
 	// admitter is opts.Cache as a DataBlockAdmitter, nil if it is not one;
 	// peeker as a CachePeeker.
 	admitter  DataBlockAdmitter
+	skipper   DataBlockSkipper
 	peeker    CachePeeker
 	recharger CacheRecharger
 	// shareBlocks is set if opts.Cache is a RefCountingCache: data blocks
@@ -192,6 +205,7 @@ func OpenFile(path string, opts ReaderOptions) (*Reader, error) {
 func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{f: f, size: size, name: name, opts: opts}
 	r.admitter, _ = opts.Cache.(DataBlockAdmitter)
+	r.skipper, _ = opts.Cache.(DataBlockSkipper)
 	r.peeker, _ = opts.Cache.(CachePeeker)
 	r.recharger, _ = opts.Cache.(CacheRecharger)
 	if rc, ok := opts.Cache.(RefCountingCache); ok {
@@ -622,13 +636,20 @@ func (r *Reader) iterBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 // iterBlockHit is iterBlock that also reports whether the block came from
 // the cache.
 func (r *Reader) iterBlockHit(off int64, onDiskSize int, cacheIt bool) (*Block, bool, error) {
+	return r.iterBlockLookup(off, onDiskSize, cacheIt, true)
+}
+
+// iterBlockLookup is iterBlockHit, looking the block up in the cache only
+// if lookup is set; a block not looked up is not offered to it either,
+// unless it is not a data block.
+func (r *Reader) iterBlockLookup(off int64, onDiskSize int, cacheIt, lookup bool) (*Block, bool, error) {
 	c := r.opts.Cache
-	if c != nil {
+	if c != nil && lookup {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
 			return b, true, nil
 		}
 	}
-	keep := c != nil && cacheIt && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
+	keep := c != nil && cacheIt && lookup && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
 	mem := memPooled
 	if keep {
 		mem = memHeap
@@ -669,8 +690,12 @@ func (b *Block) clone() *Block {
 // the whole block once, which costs about two linear seeks; blocks seen only
 // once (read on a miss) never pay it, and neither do scans, which reach
 // blocks through Next.
+//
+// A block the cache says to skip (DataBlockSkipper) is read without a
+// lookup, into pooled memory.
 func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
-	b, hit, err := r.iterBlockHit(off, onDiskSize, cacheIt)
+	lookup := r.skipper == nil || !r.skipper.SkipsDataBlock(r.opts.FileID, off, true)
+	b, hit, err := r.iterBlockLookup(off, onDiskSize, cacheIt, lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -681,7 +706,7 @@ func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 // cache holds it, else nil, counting no miss (see CachePeeker): nil also
 // when the cache cannot look a block up that way.
 func (r *Reader) cachedDataBlock(off int64) (*Block, error) {
-	if r.peeker == nil {
+	if r.peeker == nil || r.skipper != nil && r.skipper.SkipsDataBlock(r.opts.FileID, off, false) {
 		return nil, nil
 	}
 	b := r.peeker.GetCachedBlock(r.opts.FileID, off)

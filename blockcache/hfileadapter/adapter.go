@@ -25,6 +25,7 @@ var (
 	_ hfile.DataBlockAdmitter = Cache{}
 	_ hfile.RefCountingCache  = Cache{}
 	_ hfile.SampledCache      = Cache{}
+	_ hfile.DataBlockSkipper  = Cache{}
 )
 
 // New returns a Cache configured by opts; Close stops its eviction goroutine.
@@ -74,6 +75,14 @@ func (c Cache) RechargeBlock(file uint64, offset int64, b *hfile.Block, delta in
 // allocate.
 func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
 	return c.Admits(blockcache.Key{File: file, Offset: offset}, blockcache.KindData)
+}
+
+// SkipsDataBlock reports whether a read of the data block at (file, offset)
+// should not look it up (see blockcache.LRU.SkipsLookup), counting a miss
+// if count is set. It implements hfile.DataBlockSkipper and does not
+// allocate.
+func (c Cache) SkipsDataBlock(file uint64, offset int64, count bool) bool {
+	return c.SkipsLookup(blockcache.Key{File: file, Offset: offset}, count)
 }
 
 // CountsBlockRefs reports true: the LRU takes and drops references on the
