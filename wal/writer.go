@@ -571,6 +571,11 @@ func (w *Writer) leadLocked() {
 		// short rest (see rollLocked).
 		w.mu.rollHandoff = true
 		w.work.Signal()
+		// The flush goroutine may be in rollLocked already, waiting on
+		// done for the file; finishRoundLocked's broadcast may have come
+		// before rollHandoff was set (startWriteBackLocked releases the
+		// lock in between), and then this is its only wake-up.
+		w.done.Broadcast()
 		return
 	}
 	w.mu.busy = false
