@@ -557,8 +557,10 @@ func (w *Writer) leadLocked() {
 	if free && !w.syncFreeLocked(path, through) {
 		return
 	}
+	wroteBack := false
 	if w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
 		w.startWriteBackLocked()
+		wroteBack = true
 	}
 	if w.segmentFullLocked() && !w.mu.syncing {
 		// The round left the segment full. The flush goroutine rolls it,
@@ -579,6 +581,13 @@ func (w *Writer) leadLocked() {
 		return
 	}
 	w.mu.busy = false
+	if wroteBack {
+		// The writeback released the lock after finishRoundLocked's
+		// broadcast: a caller that appended meanwhile found the file busy
+		// and waits again; without this it would wait for the next
+		// round, which may be the flush goroutine's a second later.
+		w.done.Broadcast()
+	}
 	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
 		// The flush goroutine waits for the file to be free. Signal only
 		// then: waking it for nothing would cost a lone writer the
