@@ -155,6 +155,19 @@ func (m *mappedFile) dropAhead() error {
 	return err
 }
 
+// room implements directFile: the n bytes after what was written, if the
+// current chunk holds them (no chunk to advance to, so nothing can fail).
+func (m *mappedFile) room(n int) []byte {
+	pos := m.off - m.base
+	if m.m == nil || pos < 0 || pos+int64(n) > int64(len(m.m)) {
+		return nil
+	}
+	return m.m[pos : pos : pos+int64(n)]
+}
+
+// wrote implements directFile.
+func (m *mappedFile) wrote(n int) { m.off += int64(n) }
+
 // Write copies p to the end of what was written.
 func (m *mappedFile) Write(p []byte) (int, error) {
 	n := 0

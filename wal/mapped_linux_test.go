@@ -243,3 +243,77 @@ func TestMappedWriteBackAhead(t *testing.T) {
 	require.Equal(t, seqRange(1, uint64(n)), seqs)
 	require.False(t, stats.TornTail)
 }
+
+// TestDirectAppend: on a mapped segment, AppendPrepared writes a record
+// straight into the mapping when the file is free and nothing is pending,
+// so the entry is in the file (a reader sees it) before Sync, and Sync
+// with SyncWAL returns without a round. A record whose sequence id
+// changes its length goes through pending and a round, and so does every
+// record while something is pending; the log holds them all, in order.
+func TestDirectAppend(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{AsyncFlushInterval: time.Hour})
+	k, e := preparedEdit(3)
+	var p PreparedEntry
+
+	appendSeq := func(prepared, seq uint64) uint64 {
+		t.Helper()
+		k.SeqNum = prepared
+		require.NoError(t, p.Prepare(k, e))
+		txid, err := w.AppendPrepared(&p, seq)
+		require.NoError(t, err)
+		return txid
+	}
+	// The segment's header was one write.
+	base := w.Metrics()
+	writes := func() uint64 { return w.Metrics().Writes - base.Writes }
+	// Written by the append itself: one write, visible before any Sync.
+	txid := appendSeq(1, 1)
+	m := w.Metrics()
+	require.Equal(t, uint64(1), m.Appends)
+	require.Equal(t, uint64(1), writes())
+	require.Equal(t, uint64(p.Size()), m.BytesWritten-base.BytesWritten)
+	seqs, _ := loggedSeqs(t, dir)
+	require.Equal(t, []uint64{1}, seqs)
+	require.NoError(t, w.Sync(txid, SyncWAL))
+	require.Equal(t, uint64(1), writes(), "a written entry's Sync leads no round")
+
+	// Prepared with a one-byte sequence id, appended with a two-byte one:
+	// re-framed into pending, written by Sync's round.
+	txid = appendSeq(2, 200)
+	require.Equal(t, uint64(1), writes())
+	seqs, _ = loggedSeqs(t, dir)
+	require.Equal(t, []uint64{1}, seqs, "a pending entry is not in the file before its round")
+	// While it is pending, the next one queues behind it.
+	txid2 := appendSeq(201, 201)
+	require.Equal(t, uint64(1), writes())
+	require.NoError(t, w.Sync(txid2, SyncWAL))
+	require.NoError(t, w.Sync(txid, SyncWAL))
+	require.Equal(t, uint64(2), writes(), "one round wrote both")
+	// Nothing pending again: direct.
+	appendSeq(202, 202)
+	require.Equal(t, uint64(3), writes())
+
+	// FSyncWAL of a directly written entry fsyncs it.
+	txid = appendSeq(203, 203)
+	require.NoError(t, w.Sync(txid, FSyncWAL))
+	require.Equal(t, base.Syncs+1, w.Metrics().Syncs)
+
+	require.NoError(t, w.Close())
+	seqs, stats := loggedSeqs(t, dir)
+	require.Equal(t, []uint64{1, 200, 201, 202, 203}, seqs)
+	require.False(t, stats.TornTail)
+}
+
+// loggedSeqs replays dir and returns the sequence ids in log order, of
+// entries of any content.
+func loggedSeqs(t *testing.T, dir string) ([]uint64, ReplayStats) {
+	t.Helper()
+	var seqs []uint64
+	stats, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
+		seqs = append(seqs, k.SeqNum)
+		return nil
+	})
+	require.NoError(t, err)
+	return seqs, stats
+}

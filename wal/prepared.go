@@ -71,6 +71,12 @@ func (p *PreparedEntry) Prepare(key *Key, edit *Edit) error {
 	return nil
 }
 
+// sameLength reports whether the record with sequence id seq is as long as
+// the one prepared (Size), so that appendTo does not re-frame it.
+func (p *PreparedEntry) sameLength(seq uint64) bool {
+	return protowire.SizeVarint(seq) == p.seqLen
+}
+
 // appendTo appends the prepared record, with sequence id seq, to dst.
 //
 // REQUIRES: p holds an entry (Prepare succeeded), seq > 0.

@@ -171,8 +171,9 @@ func TestXPow8n(t *testing.T) {
 
 // TestPreparedWritesAcrossRolls drives AppendPrepared from many writers
 // through several size rolls of mapped segments big enough to be written
-// back (RollSize/8 at least a chunk), so that writebacks and rolls
-// coincide. Every entry must be replayed, in sequence-id order, and no
+// back (RollSize/8 at least a chunk), so that records go both straight
+// into the mapping (appendDirectLocked) and through rounds, and writebacks
+// and rolls coincide. Every entry must be replayed, in sequence-id order, and no
 // writer may hang: a roll waiting for the file (the flush goroutine in
 // rollLocked, after its fsync with the file free) missed the wake-up of
 // the round that handed it over when that round had also started a

@@ -122,6 +122,12 @@ type Writer struct {
 
 	appends, writes, syncs, rolls, bytesWritten atomic.Uint64
 
+	// written mirrors mu.written for Sync's check without the lock, and
+	// lost is set once mu.lost is not empty (before written moves past a
+	// lost entry), when that check needs the lock.
+	written atomic.Uint64
+	lost    atomic.Bool
+
 	// flusherDone is closed when the flush goroutine exits.
 	flusherDone chan struct{}
 
@@ -390,12 +396,82 @@ func (w *Writer) AppendPrepared(p *PreparedEntry, seq uint64) (txid uint64, _ er
 	if err := w.appendableLocked(); err != nil {
 		return 0, err
 	}
+	if txid, ok := w.appendDirectLocked(p, seq); ok {
+		return txid, nil
+	}
 	buf, err := p.appendTo(w.mu.pending, seq)
 	w.mu.pending = buf
 	if err != nil {
 		return 0, err
 	}
 	return w.appendedLocked(seq), nil
+}
+
+// directFile is a segment file a record can be framed straight into
+// (a mapped segment: a copy into the mapping is the write).
+type directFile interface {
+	// room returns the n bytes after what was written, with room for
+	// exactly n, or nil if they cannot be had without I/O.
+	room(n int) []byte
+	// wrote records that n more bytes were written.
+	wrote(n int)
+}
+
+// appendDirectLocked writes p's record, with sequence id seq, straight into
+// a mapped active segment when the file is free and everything appended
+// before is written, and reports whether it did; the entry is then written
+// to the OS when it returns, so SyncWAL callers do not wait for a round.
+//
+// Why: a round is two more acquisitions of w.mu, a copy out of pending and
+// a wake-up of every waiting caller, per write with a lone writer and per
+// group with many; with many writers on two processors each of those moved
+// the writer's lines between the processors' caches and parked goroutines
+// on the done condition. The copy into the mapping is the copy into
+// pending, done once, under the lock it was done under already (the mvcc
+// lock too: records go into the segment in sequence-id order).
+//
+// It leaves to rounds everything but the copy: a record whose sequence id
+// changes its length (re-framed), one that does not fit in the chunk
+// mapped, and any segment due for a writeback, a roll or a close.
+//
+// REQUIRES: w.mu held, the writer appendable.
+func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool) {
+	if w.mu.busy || len(w.mu.pending) != 0 || w.mu.written != w.mu.appended ||
+		w.mu.rollReq > w.mu.rollDone || w.segmentFullLocked() ||
+		w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() || !p.sameLength(seq) {
+		return 0, false
+	}
+	// Only now, with the file not busy, may w.file be read: the busy
+	// goroutine replaces it without w.mu on a roll.
+	df, ok := w.file.(directFile)
+	if !ok {
+		return 0, false
+	}
+	n := p.Size()
+	room := df.room(n)
+	if room == nil {
+		return 0, false
+	}
+	if out, err := p.appendTo(room, seq); err != nil || len(out) != n {
+		// Not expected (same length, checked above); the bytes past what
+		// was written are not part of the segment until wrote moves on.
+		return 0, false
+	}
+	df.wrote(n)
+	w.mu.active.size += int64(n)
+	w.mu.active.maxSeq = max(w.mu.active.maxSeq, seq)
+	w.mu.appended++
+	w.setWrittenLocked(w.mu.appended)
+	w.appends.Add(1)
+	w.writes.Add(1)
+	w.bytesWritten.Add(uint64(n))
+	return w.mu.appended, true
+}
+
+// setWrittenLocked moves mu.written (and its mirror) to txid.
+func (w *Writer) setWrittenLocked(txid uint64) {
+	w.mu.written = txid
+	w.written.Store(txid)
 }
 
 func (w *Writer) appendableLocked() error {
@@ -451,6 +527,12 @@ func (w *Writer) asyncFlushDue() {
 // replayed (as after any crash): its outcome is unknown. Reset removes it.
 func (w *Writer) Sync(txid uint64, d Durability) error {
 	if d == SkipWAL {
+		return nil
+	}
+	if (d == SyncWAL || d == UseDefault) && w.written.Load() >= txid && !w.lost.Load() {
+		// Written already (most often by appendDirectLocked), and no
+		// Reset has dropped anything. lost is set before written moves
+		// past a dropped txid, so seeing that written means seeing lost.
 		return nil
 	}
 	w.mu.Lock()
@@ -709,7 +791,7 @@ func (w *Writer) finishRoundLocked(buf []byte, through uint64, sync bool, err er
 		w.work.Signal()
 		return false
 	}
-	w.mu.written = through
+	w.setWrittenLocked(through)
 	w.mu.active.size += int64(len(buf))
 	if sync {
 		w.mu.synced = through
@@ -843,8 +925,10 @@ func (w *Writer) Reset() error {
 	w.file = f
 	if w.mu.appended > w.mu.written {
 		w.mu.lost = append(w.mu.lost, lostRange{from: w.mu.written + 1, through: w.mu.appended, err: cause})
+		w.lost.Store(true)
 	}
-	w.mu.written, w.mu.synced = w.mu.appended, w.mu.appended
+	w.setWrittenLocked(w.mu.appended)
+	w.mu.synced = w.mu.appended
 	w.mu.pending, w.mu.pendingMaxSeq, w.mu.asyncDue = w.mu.pending[:0], 0, false
 	// old.maxSeq may count dropped entries: that only keeps it from
 	// Prune a little longer.
