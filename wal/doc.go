@@ -69,6 +69,16 @@
 // At most one goroutine does I/O at a time. A Reader is not safe for
 // concurrent use.
 //
+// On a mapped segment (Linux) a copy into the mapping is the write, so
+// AppendPrepared frames its record straight into the segment whenever the
+// file is free and nothing appended before is unwritten: the entry is
+// written when AppendPrepared returns, and a SyncWAL Sync of it returns
+// without taking the mutex. Rounds then carry only what cannot go that way
+// (records re-framed for a longer sequence id, records that would cross
+// into the next mapped chunk, and everything while a record is pending),
+// and they still start writebacks and hand full segments to the flush
+// goroutine to roll.
+//
 // # Failure
 //
 // A failed write, fsync or roll is returned to every caller waiting on it
