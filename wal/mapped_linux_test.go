@@ -304,16 +304,3 @@ func TestDirectAppend(t *testing.T) {
 	require.Equal(t, []uint64{1, 200, 201, 202, 203}, seqs)
 	require.False(t, stats.TornTail)
 }
-
-// loggedSeqs replays dir and returns the sequence ids in log order, of
-// entries of any content.
-func loggedSeqs(t *testing.T, dir string) ([]uint64, ReplayStats) {
-	t.Helper()
-	var seqs []uint64
-	stats, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
-		seqs = append(seqs, k.SeqNum)
-		return nil
-	})
-	require.NoError(t, err)
-	return seqs, stats
-}

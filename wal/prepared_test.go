@@ -10,7 +10,6 @@ import (
 
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/internal/record"
-	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/mvcc"
 	"github.com/stretchr/testify/require"
 )
@@ -117,12 +116,7 @@ func TestAppendPreparedConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, w.Close())
-	var seqs []uint64
-	_, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
-		seqs = append(seqs, k.SeqNum)
-		return nil
-	})
-	require.NoError(t, err)
+	seqs, _ := loggedSeqs(t, dir)
 	require.Equal(t, seqRange(16001, 16000+writers*each), seqs)
 }
 
@@ -211,23 +205,9 @@ func TestPreparedWritesAcrossRolls(t *testing.T) {
 			errs <- nil
 		}()
 	}
-	timeout := time.After(90 * time.Second)
-	for i := 0; i < writers; i++ {
-		select {
-		case err := <-errs:
-			require.NoError(t, err)
-		case <-timeout:
-			t.Fatal("writes hung across rolls")
-		}
-	}
-	m := w.Metrics()
-	require.Greater(t, m.Rolls, uint64(2))
+	awaitWriters(t, errs, writers, 90*time.Second)
+	require.Greater(t, w.Metrics().Rolls, uint64(2))
 	require.NoError(t, w.Close())
-	var seqs []uint64
-	_, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
-		seqs = append(seqs, k.SeqNum)
-		return nil
-	})
-	require.NoError(t, err)
+	seqs, _ := loggedSeqs(t, dir)
 	require.Equal(t, seqRange(1, writers*each), seqs)
 }

@@ -117,6 +117,34 @@ func replaySeqs(t testing.TB, fs vfs.FS, dir string, fromSeq uint64) ([]uint64, 
 	return seqs, stats
 }
 
+// loggedSeqs replays dir and returns the sequence ids in log order, of
+// entries of any content.
+func loggedSeqs(t *testing.T, dir string) ([]uint64, ReplayStats) {
+	t.Helper()
+	var seqs []uint64
+	stats, err := ReplayFS(vfs.Default, dir, 0, func(k *Key, e *Edit) error {
+		seqs = append(seqs, k.SeqNum)
+		return nil
+	})
+	require.NoError(t, err)
+	return seqs, stats
+}
+
+// awaitWriters waits for n writers to report on errs, failing the test on
+// an error or if they have not all reported within d (they hung).
+func awaitWriters(t *testing.T, errs <-chan error, n int, d time.Duration) {
+	t.Helper()
+	timeout := time.After(d)
+	for i := 0; i < n; i++ {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-timeout:
+			t.Fatal("writes hung across rolls")
+		}
+	}
+}
+
 func seqRange(from, to uint64) []uint64 {
 	var s []uint64
 	for i := from; i <= to; i++ {
@@ -807,15 +835,7 @@ func TestSizeRollsUnderConcurrentWriters(t *testing.T) {
 			errs <- nil
 		}(i)
 	}
-	timeout := time.After(60 * time.Second)
-	for i := 0; i < writers; i++ {
-		select {
-		case err := <-errs:
-			require.NoError(t, err)
-		case <-timeout:
-			t.Fatal("writes hung across rolls")
-		}
-	}
+	awaitWriters(t, errs, writers, 60*time.Second)
 	close(stop)
 	require.NoError(t, <-errs)
 	require.Greater(t, w.Metrics().Rolls, uint64(20))
