@@ -277,3 +277,39 @@ func benchmarkWrites(b *testing.B, c writeOrder, writers int,
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// BenchmarkCacheLineRoundTrip measures the machine, not this package: two
+// goroutines hand one value back and forth, each spinning until the other
+// has written, so an op is one round trip of a cache line between the
+// processors the two run on. It is what every lock word, counter and queue
+// slot shared by writers on different processors pays, and it bounds how
+// BenchmarkControl and the region's write benchmarks scale with writers.
+// On the two-processor development VM it is either 140-180 ns or 420-500
+// ns, the host switching between the two within minutes: run it beside a
+// many-writer benchmark to tell which state that benchmark ran in (in the
+// slow state the peer harness's Increment sweep fell from 1.0 to ~0.65 of
+// its best thread count). With one processor it measures scheduling, not
+// the cache, and is skipped.
+func BenchmarkCacheLineRoundTrip(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two processors")
+	}
+	var v atomic.Int64
+	done := make(chan struct{})
+	n := int64(b.N)
+	go func() {
+		defer close(done)
+		for i := int64(0); i < n; i++ {
+			for v.Load() != 2*i+1 {
+			}
+			v.Store(2*i + 2)
+		}
+	}()
+	b.ResetTimer()
+	for i := int64(0); i < n; i++ {
+		for v.Load() != 2*i {
+		}
+		v.Store(2*i + 1)
+	}
+	<-done
+}
