@@ -70,6 +70,10 @@ func TestReset(t *testing.T) {
 			require.NoError(t, w.Reset(), "Reset of a healthy writer is a no-op")
 			require.ErrorIs(t, w.Sync(w.Metrics().Appends, FSyncWAL), tc.errno,
 				"a Sync of an entry lost by the failure fails after the Reset too")
+			// Also at SyncWAL, whose check of written skips the lock:
+			// Reset moved written past the lost entry.
+			require.ErrorIs(t, w.Sync(w.Metrics().Appends, SyncWAL), tc.errno,
+				"a SyncWAL Sync of a lost entry fails after the Reset")
 
 			for i := 0; i < 10; i++ {
 				seq, err := r.write(FSyncWAL)
