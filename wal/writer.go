@@ -123,10 +123,10 @@ type Writer struct {
 	appends, writes, syncs, rolls, bytesWritten atomic.Uint64
 
 	// written mirrors mu.written for Sync's check without the lock, and
-	// lost is set once mu.lost is not empty (before written moves past a
-	// lost entry), when that check needs the lock.
-	written atomic.Uint64
-	lost    atomic.Bool
+	// lostThrough is the highest txid in mu.lost (stored before written
+	// moves past it): Sync of a txid at or below it needs the lock.
+	written     atomic.Uint64
+	lostThrough atomic.Uint64
 
 	// flusherDone is closed when the flush goroutine exits.
 	flusherDone chan struct{}
@@ -529,10 +529,11 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 	if d == SkipWAL {
 		return nil
 	}
-	if (d == SyncWAL || d == UseDefault) && w.written.Load() >= txid && !w.lost.Load() {
-		// Written already (most often by appendDirectLocked), and no
-		// Reset has dropped anything. lost is set before written moves
-		// past a dropped txid, so seeing that written means seeing lost.
+	if (d == SyncWAL || d == UseDefault) && w.written.Load() >= txid && txid > w.lostThrough.Load() {
+		// Written already (most often by appendDirectLocked), and not
+		// among the txids a Reset dropped: lostThrough is stored before
+		// written moves past them, so seeing that written means seeing
+		// it. Txids appended after a Reset keep the fast path.
 		return nil
 	}
 	w.mu.Lock()
@@ -925,7 +926,7 @@ func (w *Writer) Reset() error {
 	w.file = f
 	if w.mu.appended > w.mu.written {
 		w.mu.lost = append(w.mu.lost, lostRange{from: w.mu.written + 1, through: w.mu.appended, err: cause})
-		w.lost.Store(true)
+		w.lostThrough.Store(w.mu.appended)
 	}
 	w.setWrittenLocked(w.mu.appended)
 	w.mu.synced = w.mu.appended
