@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/offheap"
 )
 
 // BlockType is HBase's BlockType, identified on disk by an 8-byte magic.
@@ -243,6 +244,7 @@ type Block struct {
 	// is blockHeap, blockPooled, blockShared or blockReleased; refs counts
 	// a shared block's holders.
 	buf   []byte
+	mem   offheap.Handle // buf's, if it is off the Go heap
 	state uint8
 	refs  atomic.Int32
 	// restarts is the data block's RestartIndex, built by the first seek
@@ -265,10 +267,11 @@ const blockOverhead = 96
 
 // MemSize returns the bytes this block keeps alive, for cache accounting:
 // its whole backing allocation, rounded as Go's allocator rounds large
-// objects to 8 KiB pages, plus the Block itself.
+// objects to 8 KiB pages (an off-heap buffer is its class's size exactly),
+// plus the Block itself.
 func (b *Block) MemSize() int64 {
 	n := max(b.backing, cap(b.Data))
-	if n > 32<<10 {
+	if n > 32<<10 && !b.mem.Valid() {
 		n = (n + 8<<10 - 1) &^ (8<<10 - 1)
 	}
 	return int64(n) + blockOverhead

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/offheap"
 )
 
 // Pooled blocks.
@@ -33,10 +34,21 @@ import (
 //     The cache takes a reference on Add and on every Get hit, under its
 //     lock, and drops it when the block leaves the cache; the Iterator drops
 //     its own as it does a pooled block's. The last holder returns the
-//     buffer to the pool. A holder that never drops its reference (a tool
-//     reading through the cache) only keeps the block from being reused:
-//     it is then garbage collected as any other.
+//     buffer to the pool. Every holder must drop its reference: a buffer
+//     off the Go heap (below) is never collected, so one that is not
+//     released stays allocated for good. A caller of readBlock that finds
+//     a data block where it wanted an index, bloom or meta block releases
+//     it.
 //   - Any other block lives on the heap, and release is a no-op for it.
+//
+// Pooled buffers up to offheap.MaxSize (256 KiB: every block of the usual
+// sizes) are allocated outside the Go heap, in package offheap's 2 MiB
+// chunks, and freed there when released; larger ones are Go buffers in a
+// sync.Pool. Cached data blocks are most of a read-heavy process's memory;
+// on the Go heap they set the collector's heap goal at twice their size,
+// so that between two collections every short-lived allocation touched
+// fresh pages (3,000-8,000 page faults per 100,000 Gets with a 220 MiB
+// cache, at ~15 µs each on a VM). Off the heap they also sit in huge pages.
 //
 // Under the race detector released buffers are overwritten (poisonReleased),
 // so a cell that still aliases one reads as garbage in any -race test, and
@@ -77,11 +89,28 @@ func poolClass(n int) (class, size int, ok bool) {
 }
 
 // getPooledBlock returns a zeroed Block, marked pooled, whose buf has room
-// for n bytes; ok is false if n is too large to pool.
-func getPooledBlock(n int) (*Block, bool) {
+// for n bytes; ok is false if n is too large to pool. Buffers up to
+// offheap.MaxSize live outside the Go heap (see package offheap: a cache
+// the size of the data would otherwise be most of the heap, and every
+// allocation between two collections would touch fresh pages); larger ones
+// are Go buffers in a sync.Pool.
+func getPooledBlock(n int) (*Block, bool) { return getPooledBlockIn(n, true) }
+
+// getPooledBlockIn is getPooledBlock, with a buffer on the Go heap unless
+// offHeap is set.
+func getPooledBlockIn(n int, offHeap bool) (*Block, bool) {
 	class, size, ok := poolClass(n)
 	if !ok {
 		return nil, false
+	}
+	if c := offheapClasses[class]; c != nil && offHeap {
+		b, _ := bareBlocks.Get().(*Block)
+		if b == nil {
+			b = &Block{}
+		}
+		b.buf, b.mem = c.Alloc()
+		b.state = blockPooled
+		return b, true
 	}
 	if v := blockPools[class].Get(); v != nil {
 		b := v.(*Block)
@@ -89,6 +118,28 @@ func getPooledBlock(n int) (*Block, bool) {
 		return b, true
 	}
 	return &Block{buf: make([]byte, size), state: blockPooled}, true
+}
+
+// offheapClasses[class] allocates the buffers of the pool classes up to
+// offheap.MaxSize; nil above.
+var offheapClasses = func() (cs [poolClasses]*offheap.Class) {
+	for class := range cs {
+		if size := poolClassSize(class); size <= offheap.MaxSize {
+			cs[class] = offheap.NewClass(size)
+		}
+	}
+	return cs
+}()
+
+// bareBlocks holds released Block structs of off-heap buffers, without
+// their buffers.
+var bareBlocks sync.Pool
+
+// poolClassSize returns the buffer size of class.
+func poolClassSize(class int) int {
+	k := class/poolSteps + poolMinLog + 1 // 1<<(k-1) < size <= 1<<k
+	q := class%poolSteps + poolSteps + 1
+	return q * (1 << (k - 1) / poolSteps)
 }
 
 // Block pool states.
@@ -128,6 +179,12 @@ func (b *Block) recycle() {
 		}
 	}
 	class, _, _ := poolClass(cap(buf))
+	if b.mem.Valid() {
+		offheapClasses[class].Free(b.mem)
+		*b = Block{state: blockReleased}
+		bareBlocks.Put(b)
+		return
+	}
 	*b = Block{buf: buf[:cap(buf)], state: blockReleased}
 	blockPools[class].Put(b)
 }
@@ -170,9 +227,11 @@ func (b *Block) Shared() bool { return b.state == blockShared }
 func (b *Block) Pooled() bool { return b.state == blockPooled }
 
 // getScratch returns a pooled block used only as a temporary buffer of n
-// bytes (a compressed payload), or nil if n is too large.
+// bytes (a compressed payload), or nil if n is too large. Scratch buffers
+// stay on the Go heap: compressed sizes spread over many classes, and an
+// off-heap class holds a 2 MiB chunk while it has one buffer in use.
 func getScratch(n int) *Block {
-	b, ok := getPooledBlock(n)
+	b, ok := getPooledBlockIn(n, false)
 	if !ok {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/offheap"
 	"github.com/stretchr/testify/require"
 )
 
@@ -329,4 +330,18 @@ func TestRefusedReadsDoNotAllocateBlocks(t *testing.T) {
 	t.Logf("allocations per seek: hit %.1f, refused miss %.1f, cached miss %.1f", hit, refused, cachedMiss)
 	require.LessOrEqual(t, refused, hit+0.5, "a refused block must come from the pool")
 	require.GreaterOrEqual(t, cachedMiss, hit+1.5, "a cached block is a new allocation and a Block")
+}
+
+// TestPoolClassSize checks poolClassSize against poolClass for every class.
+func TestPoolClassSize(t *testing.T) {
+	for class := 0; class < poolClasses; class++ {
+		size := poolClassSize(class)
+		got, gotSize, ok := poolClass(size)
+		if !ok || got != class || gotSize != size {
+			t.Fatalf("class %d: size %d maps back to class %d size %d ok %v", class, size, got, gotSize, ok)
+		}
+		if c := offheapClasses[class]; (c != nil) != (size <= offheap.MaxSize) || c != nil && c.Size() != size {
+			t.Fatalf("class %d (size %d): off-heap class %v", class, size, c)
+		}
+	}
 }

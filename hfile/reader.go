@@ -391,6 +391,7 @@ func (r *Reader) MetaBlock(name string) ([]byte, error) {
 		return nil, err
 	}
 	if b.Type != BlockMeta {
+		b.release() // a data block the cache shares: drop our reference
 		return nil, r.corruptf(b.Offset, "meta index points at a %s block", b.Type)
 	}
 	return b.Data, nil
@@ -807,6 +808,7 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 			want = BlockLeafIndex
 		}
 		if b.Type != want {
+			b.release() // a data block the cache shares: drop our reference
 			return 0, 0, nil, false, r.corruptf(off, "index level %d: expected %s, found %s", level, want, b.Type)
 		}
 		x, err := parseNonRootIndex(b.Data, off)
@@ -884,6 +886,7 @@ func (r *Reader) bloomChunkData(b *Block, off int64, err error) ([]byte, error) 
 		return nil, err
 	}
 	if b.Type != BlockBloomChunk {
+		b.release() // a data block the cache shares: drop our reference
 		return nil, r.corruptf(off, "bloom index points at a %s block", b.Type)
 	}
 	return b.Data, nil

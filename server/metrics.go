@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/regionkv/regionkv/hfile"
+	"github.com/regionkv/regionkv/internal/offheap"
 )
 
 // metrics exports the server's state in Prometheus text format under names
@@ -136,6 +137,12 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	// bloom filters found unreadable and ignored since, process-wide.
 	emit("bloomFilterErrorCount", "Store file bloom filters found unreadable (checksum or format error) and ignored since.",
 		prometheus.CounterValue, float64(hfile.BloomErrors()))
+	// Not HBase's names (its ByteBuffAllocator counts pooled buffers): the
+	// block memory outside the Go heap, which Go's own metrics do not show.
+	oh := offheap.ReadStats()
+	emit("offHeapMappedBytes", "Address space mapped for block memory outside the Go heap.", prometheus.GaugeValue, float64(oh.Mapped))
+	emit("offHeapChunkBytes", "Block memory outside the Go heap held in chunks (an upper bound on what is resident).", prometheus.GaugeValue, float64(oh.Chunks))
+	emit("offHeapUsedBytes", "Block memory outside the Go heap in use by blocks.", prometheus.GaugeValue, float64(oh.InUse))
 	if s.scanners != nil {
 		emit("openScannerCount", "Open client scanners.", prometheus.GaugeValue, float64(s.scanners.count()))
 	}

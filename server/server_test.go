@@ -266,7 +266,7 @@ func TestServerEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, name := range []string{"hbase_regionserver_regionCount 6", "hbase_regionserver_writeRequestCount", "hbase_regionserver_bloomFilterErrorCount", "hbase_regionserver_call_seconds_bucket{method=\"Multi\""} {
+	for _, name := range []string{"hbase_regionserver_regionCount 6", "hbase_regionserver_writeRequestCount", "hbase_regionserver_bloomFilterErrorCount", "hbase_regionserver_offHeapUsedBytes", "hbase_regionserver_offHeapChunkBytes", "hbase_regionserver_call_seconds_bucket{method=\"Multi\""} {
 		require.Contains(t, string(body), name)
 	}
 
