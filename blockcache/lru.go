@@ -219,12 +219,14 @@ type LRU[V Value] struct {
 
 	// Immutable after New.
 	maxSize, acceptableSize, minSize, hardLimit int64
-	bucketTarget                                [numPriorities]int64
-	maxBlockSize                                int64
-	entryOverhead                               int64
-	forceInMemory                               bool // or memory factor ≈ 1
-	adaptive                                    bool
-	tinyLFU                                     bool
+	// offHeap is Options.OffHeap.
+	offHeap       bool
+	bucketTarget  [numPriorities]int64
+	maxBlockSize  int64
+	entryOverhead int64
+	forceInMemory bool // or memory factor ≈ 1
+	adaptive      bool
+	tinyLFU       bool
 	// inline is set when inserts evict themselves (Options.EvictionThread
 	// unset, and not AdaptiveLRU).
 	inline bool
@@ -272,6 +274,7 @@ func newLRU[V Value](opts Options) (*LRU[V], error) {
 	c := &LRU[V]{
 		shards:         make([]shard[V], opts.shards()),
 		maxSize:        max,
+		offHeap:        opts.OffHeap(),
 		acceptableSize: int64(float64(max) * opts.AcceptableFactor),
 		minSize:        int64(float64(max) * opts.MinFactor),
 		maxBlockSize:   opts.MaxBlockSize,
@@ -810,6 +813,10 @@ func (c *LRU[V]) freeShard(s *shard[V], p priority, want int64) int64 {
 	}
 	return freed
 }
+
+// OffHeap reports whether the cache asks for its blocks to live outside
+// the Go heap (Options.OffHeap).
+func (c *LRU[V]) OffHeap() bool { return c.offHeap }
 
 // MaxSize returns the cache's maximum size in bytes.
 func (c *LRU[V]) MaxSize() int64 { return c.maxSize }

@@ -50,12 +50,14 @@ func TestSetConfig(t *testing.T) {
 	set("hbase.lru.blockcache.shards", "3")
 	set("hbase.blockcache.tinylfu.sample.factor", "20")
 	set("hbase.blockcache.tinylfu.width.factor", "8")
+	set("regionkv.blockcache.offheap.min.size", "32m")
 	require.Equal(t, Options{
 		Fraction: 0, MemoryBudget: 4 << 30, Policy: PolicyLRU,
 		AcceptableFactor: 0.9, MinFactor: 0.8, SingleFactor: 0.3, MultiFactor: 0.6, MemoryFactor: 0.1,
 		HardLimitFactor: 1.5, ForceInMemory: true, EvictionThread: true, MaxBlockSize: 1 << 20,
 		HeavyEvictionCountLimit: 3, HeavyEvictionMBSizeLimit: 200, HeavyEvictionOverheadCoefficient: 0.05,
 		Period: 1500 * time.Millisecond, Shards: 3, TinyLFUSampleFactor: 20, TinyLFUWidthFactor: 8,
+		OffHeapMinSize: 32 << 20,
 	}, o)
 	require.Error(t, o.SetConfig("hbase.blockcache.tinylfu.sample.factor", "0"))
 
@@ -65,6 +67,36 @@ func TestSetConfig(t *testing.T) {
 	require.Error(t, o.SetConfig("hfile.block.cache.size", "lots"))
 	require.Error(t, o.SetConfig("hbase.lru.cache.heavy.eviction.period.ms", "0"))
 	require.Error(t, o.SetConfig("hbase.lru.rs.inmemoryforcemode", "maybe"))
+}
+
+// TestOffHeap checks which caches keep their blocks off the Go heap: those
+// at least OffHeapMinSize, and none when it is negative.
+func TestOffHeap(t *testing.T) {
+	o := DefaultOptions()
+	o.Size = DefaultOffHeapMinSize - 1
+	require.False(t, o.OffHeap())
+	o.Size = DefaultOffHeapMinSize
+	require.True(t, o.OffHeap())
+	o.Size, o.Fraction, o.MemoryBudget = 0, 0.4, 1<<30 // 410 MiB
+	require.True(t, o.OffHeap())
+	require.NoError(t, o.SetConfig("regionkv.blockcache.offheap.min.size", "-1"))
+	require.EqualValues(t, -1, o.OffHeapMinSize)
+	require.False(t, o.OffHeap())
+	require.NoError(t, o.SetConfig("regionkv.blockcache.offheap.min.size", "0"))
+	o.Size = 1 << 20
+	require.True(t, o.OffHeap())
+	require.Error(t, o.SetConfig("regionkv.blockcache.offheap.min.size", "-lots"))
+	require.Error(t, o.SetConfig("regionkv.blockcache.offheap.min.size", "big"))
+
+	c, err := New[*testBlock](o)
+	require.NoError(t, err)
+	defer c.Close()
+	require.True(t, c.OffHeap())
+	o.OffHeapMinSize = 2 << 20
+	d, err := New[*testBlock](o)
+	require.NoError(t, err)
+	defer d.Close()
+	require.False(t, d.OffHeap())
 }
 
 func TestConfigKeysAreKnown(t *testing.T) {

@@ -58,6 +58,13 @@ type RefCountingCache interface {
 	CountsBlockRefs() bool
 }
 
+// OffHeapCache is implemented by a RefCountingCache that can say where the
+// data blocks it shares should live: outside the Go heap (package offheap)
+// if OffHeapBlocks reports true, else in Go buffers (see pool.go).
+type OffHeapCache interface {
+	OffHeapBlocks() bool
+}
+
 // CachePeeker is implemented by a Cache that can look a block up without
 // counting a miss when it is not there: GetCachedBlock returns what GetBlock
 // would, but a block not found counts nothing, because the caller may then
@@ -103,8 +110,9 @@ type Reader struct {
 	peeker    CachePeeker
 	recharger CacheRecharger
 	// shareBlocks is set if opts.Cache is a RefCountingCache: data blocks
-	// read to be cached are then shared (see pool.go).
-	shareBlocks bool
+	// read to be cached are then shared (see pool.go); offHeap if they are
+	// shared in off-heap memory (OffHeapCache).
+	shareBlocks, offHeap bool
 
 	trailer    *Trailer
 	cmp        *encoding.Comparer
@@ -210,6 +218,9 @@ func Open(f io.ReaderAt, size int64, name string, opts ReaderOptions) (*Reader, 
 	r.recharger, _ = opts.Cache.(CacheRecharger)
 	if rc, ok := opts.Cache.(RefCountingCache); ok {
 		r.shareBlocks = rc.CountsBlockRefs()
+	}
+	if oc, ok := opts.Cache.(OffHeapCache); ok {
+		r.offHeap = r.shareBlocks && oc.OffHeapBlocks()
 	}
 	if err := r.open(); err != nil {
 		return nil, errors.Wrapf(err, "hfile %s", name)
@@ -496,7 +507,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 			}
 		} else if mem != memHeap {
 			var ok bool
-			if b, ok = getPooledBlock(n); ok {
+			if b, ok = getPooledBlock(n, mem == memShared && r.offHeap); ok {
 				return b.buf[:n]
 			}
 		}
@@ -580,7 +591,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		var dst []byte
 		if mem != memHeap {
 			var ok bool
-			if b, ok = getPooledBlock(int(h.uncompressedSize)); ok {
+			if b, ok = getPooledBlock(int(h.uncompressedSize), mem == memShared && r.offHeap); ok {
 				dst = b.buf[:0]
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/internal/offheap"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,11 +21,15 @@ type refCache struct {
 	order []int64
 	// sharedSeen counts shared blocks offered; heapData heap data blocks.
 	sharedSeen, heapData int
+	// offHeap is what OffHeapBlocks reports.
+	offHeap bool
 }
 
 func newRefCache(max int) *refCache { return &refCache{max: max, m: map[int64]*Block{}} }
 
 func (c *refCache) CountsBlockRefs() bool { return true }
+
+func (c *refCache) OffHeapBlocks() bool { return c.offHeap }
 
 func (c *refCache) GetBlock(_ uint64, off int64) *Block {
 	c.mu.Lock()
@@ -157,9 +162,18 @@ func TestSharedBlockLifetime(t *testing.T) {
 func TestSharedBlocksConcurrent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	kvs := peCells(rng, 4000)
-	for _, comp := range []Compression{CompressionNone, CompressionSnappy} {
-		t.Run(comp.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		comp    Compression
+		offHeap bool
+	}{{CompressionNone, false}, {CompressionSnappy, false}, {CompressionNone, true}, {CompressionSnappy, true}} {
+		comp := tc.comp
+		name := comp.String()
+		if tc.offHeap {
+			name += "/offheap"
+		}
+		t.Run(name, func(t *testing.T) {
 			cache := newRefCache(4)
+			cache.offHeap = tc.offHeap
 			r := openBytes(t, buildFile(t, kvs, WriterOptions{BlockSize: 8 << 10, Compression: comp}), cache)
 			var wg sync.WaitGroup
 			for g := 0; g < 6; g++ {
@@ -231,6 +245,54 @@ func TestSharedBlocksConcurrent(t *testing.T) {
 				require.Equal(t, blockReleased, b.state)
 			}
 		})
+	}
+}
+
+// TestSharedBlocksOffHeap: a cache that asks for off-heap blocks gets its
+// shared data blocks in off-heap buffers, which come back when the last
+// holder lets go; one that does not gets Go buffers. Pooled blocks (not
+// cached) stay on the Go heap either way.
+func TestSharedBlocksOffHeap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	kvs := peCells(rng, 2000)
+	for _, comp := range []Compression{CompressionNone, CompressionSnappy} {
+		data := buildFile(t, kvs, WriterOptions{BlockSize: 8 << 10, Compression: comp})
+		for _, offHeap := range []bool{false, true} {
+			inUse := offheap.ReadStats().InUse
+			cache := newRefCache(1000)
+			cache.offHeap = offHeap
+			r := openBytes(t, data, cache)
+			it := r.NewIterator(true)
+			ok, err := it.First()
+			require.True(t, ok)
+			require.NoError(t, err)
+			require.True(t, it.blk.Shared())
+			require.Equal(t, offHeap, it.blk.mem.Valid(), "%s offHeap=%v", comp, offHeap)
+			n := 1
+			for ok, err = it.Next(); ok; ok, err = it.Next() {
+				require.Equal(t, string(kvs[n].Value), string(it.Value()))
+				n++
+			}
+			require.NoError(t, err)
+			require.Equal(t, len(kvs), n)
+			if offHeap {
+				require.Greater(t, offheap.ReadStats().InUse, inUse)
+			} else {
+				require.Equal(t, inUse, offheap.ReadStats().InUse)
+			}
+			it.Close()
+			cache.evictAll()
+			require.Equal(t, inUse, offheap.ReadStats().InUse, "%s offHeap=%v: buffers not freed", comp, offHeap)
+
+			// Not cached: pooled, on the heap.
+			it = r.NewIterator(false)
+			ok, err = it.First()
+			require.True(t, ok)
+			require.NoError(t, err)
+			require.True(t, it.blk.Pooled() || it.blk.Shared())
+			require.False(t, it.blk.mem.Valid())
+			it.Close()
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ var (
 	_ hfile.Cache             = Cache{}
 	_ hfile.DataBlockAdmitter = Cache{}
 	_ hfile.RefCountingCache  = Cache{}
+	_ hfile.OffHeapCache      = Cache{}
 	_ hfile.SampledCache      = Cache{}
 	_ hfile.DataBlockSkipper  = Cache{}
 )
@@ -84,6 +85,10 @@ func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
 func (c Cache) SkipsDataBlock(file uint64, offset int64, count bool) bool {
 	return c.SkipsLookup(blockcache.Key{File: file, Offset: offset}, count)
 }
+
+// OffHeapBlocks reports whether the cache's data blocks live outside the
+// Go heap (blockcache.Options.OffHeap).
+func (c Cache) OffHeapBlocks() bool { return c.LRU.OffHeap() }
 
 // CountsBlockRefs reports true: the LRU takes and drops references on the
 // blocks it holds (blockcache.Referenced), as hfile.RefCountingCache asks.

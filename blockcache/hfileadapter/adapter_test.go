@@ -39,6 +39,13 @@ func TestGetAndCacheBlock(t *testing.T) {
 	require.Greater(t, st.Size, b.MemSize())
 }
 
+func TestOffHeapBlocks(t *testing.T) {
+	require.False(t, newCache(t, nil).OffHeapBlocks(), "1 MiB: below the default minimum")
+	require.True(t, newCache(t, func(o *blockcache.Options) { o.Size = blockcache.DefaultOffHeapMinSize }).OffHeapBlocks())
+	require.True(t, newCache(t, func(o *blockcache.Options) { o.OffHeapMinSize = 0 }).OffHeapBlocks())
+	require.False(t, newCache(t, func(o *blockcache.Options) { o.Size, o.OffHeapMinSize = 1<<30, -1 }).OffHeapBlocks())
+}
+
 func TestKind(t *testing.T) {
 	for typ, want := range map[hfile.BlockType]blockcache.Kind{
 		hfile.BlockData:              blockcache.KindData,

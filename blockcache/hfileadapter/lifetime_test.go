@@ -67,6 +67,7 @@ func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, perce
 	inUse := offheap.ReadStats().InUse
 	o := blockcache.DefaultOptions()
 	o.Size = 256 << 10
+	o.OffHeapMinSize = 0 // shared blocks off the heap, small as the cache is
 	o.Policy = policy
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	lru, err := hfileadapter.New(o)

@@ -81,6 +81,8 @@ var registry = []Property{
 		Doc: "Eviction thread and adaptive controller period (HBase hard-codes 10 s)."},
 	{Name: "hbase.lru.blockcache.shards", Kind: Int, Default: "0", Component: BlockCache, Ours: true,
 		Doc: "Cache shards; 0: the power of two at or above 4 x GOMAXPROCS."},
+	{Name: "regionkv.blockcache.offheap.min.size", Kind: Bytes, Default: "67108864", Component: BlockCache, Ours: true,
+		Doc: "A block cache at least this large keeps its data blocks outside the Go heap (in 2 MiB huge-page chunks); negative: never."},
 	{Name: "hbase.blockcache.tinylfu.sample.factor", Kind: Int, Default: "10", Component: BlockCache, Ours: true,
 		Doc: "TinyLFU: the sketch halves its counters after this many accesses per block the shard holds."},
 	{Name: "hbase.blockcache.tinylfu.width.factor", Kind: Int, Default: "4", Component: BlockCache, Ours: true,
