@@ -3,6 +3,7 @@ package hfile
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
@@ -328,4 +329,46 @@ func TestSharedMissesDoNotAllocateBlocks(t *testing.T) {
 	miss := measure(8) // nearly every seek misses and evicts a block
 	t.Logf("allocations per seek: hit %.2f, miss %.2f", hit, miss)
 	require.LessOrEqual(t, miss, hit+0.5, "a missed block must come from the pool, and its evicted one return to it")
+}
+
+// TestSharedBlockWhereIndexWanted: a reader that finds a cached (shared)
+// data block where it wanted an index or bloom block fails the read and
+// drops the reference the cache gave it, and never pins the block; with
+// off-heap blocks a reference kept would keep the buffer for good.
+func TestSharedBlockWhereIndexWanted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 15))
+	kvs := peCells(rng, 500)
+	data := buildFile(t, kvs, WriterOptions{BlockSize: 4 << 10, BloomType: BloomRow})
+	cache := newRefCache(1000)
+	cache.offHeap = true
+	r := openBytes(t, data, cache)
+	it := r.NewIterator(true)
+	ok, err := it.First()
+	require.True(t, ok)
+	require.NoError(t, err)
+	blk := it.blk
+	off, size := blk.Offset, blk.OnDiskSize
+	it.Close()
+	require.True(t, blk.Shared())
+	require.EqualValues(t, 1, blk.refs.Load(), "the cache's reference only")
+
+	_, _, err = r.IndexBlock(off, size)
+	require.ErrorContains(t, err, "expected an index block")
+	require.EqualValues(t, 1, blk.refs.Load(), "IndexBlock kept a reference")
+
+	_, err = r.loadBloomChunk(off, int32(size))
+	require.ErrorContains(t, err, "bloom index points at")
+	require.EqualValues(t, 1, blk.refs.Load(), "a bloom chunk read kept a reference")
+
+	var slot atomic.Pointer[Block]
+	b, err := r.pinnedBlock(&slot, off, size)
+	require.NoError(t, err)
+	require.Same(t, blk, b)
+	require.Nil(t, slot.Load(), "a shared block was pinned")
+	require.EqualValues(t, 2, blk.refs.Load(), "the caller's reference")
+	b.release()
+	require.EqualValues(t, 1, blk.refs.Load())
+
+	cache.evictAll()
+	require.Equal(t, blockReleased, blk.state)
 }
