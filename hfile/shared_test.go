@@ -249,6 +249,21 @@ func TestSharedBlocksConcurrent(t *testing.T) {
 	}
 }
 
+// openFirst opens data through a refCache of 1000 blocks that asks for
+// off-heap blocks if offHeap is set, and returns an iterator on its first
+// cell.
+func openFirst(t *testing.T, data []byte, offHeap bool) (*Reader, *refCache, *Iterator) {
+	t.Helper()
+	cache := newRefCache(1000)
+	cache.offHeap = offHeap
+	r := openBytes(t, data, cache)
+	it := r.NewIterator(true)
+	ok, err := it.First()
+	require.True(t, ok)
+	require.NoError(t, err)
+	return r, cache, it
+}
+
 // TestSharedBlocksOffHeap: a cache that asks for off-heap blocks gets its
 // shared data blocks in off-heap buffers, which come back when the last
 // holder lets go; one that does not gets Go buffers. Pooled blocks (not
@@ -260,17 +275,12 @@ func TestSharedBlocksOffHeap(t *testing.T) {
 		data := buildFile(t, kvs, WriterOptions{BlockSize: 8 << 10, Compression: comp})
 		for _, offHeap := range []bool{false, true} {
 			inUse := offheap.ReadStats().InUse
-			cache := newRefCache(1000)
-			cache.offHeap = offHeap
-			r := openBytes(t, data, cache)
-			it := r.NewIterator(true)
-			ok, err := it.First()
-			require.True(t, ok)
-			require.NoError(t, err)
+			r, cache, it := openFirst(t, data, offHeap)
 			require.True(t, it.blk.Shared())
 			require.Equal(t, offHeap, it.blk.mem.Valid(), "%s offHeap=%v", comp, offHeap)
 			n := 1
-			for ok, err = it.Next(); ok; ok, err = it.Next() {
+			ok, err := it.Next()
+			for ; ok; ok, err = it.Next() {
 				require.Equal(t, string(kvs[n].Value), string(it.Value()))
 				n++
 			}
@@ -339,20 +349,14 @@ func TestSharedBlockWhereIndexWanted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 15))
 	kvs := peCells(rng, 500)
 	data := buildFile(t, kvs, WriterOptions{BlockSize: 4 << 10, BloomType: BloomRow})
-	cache := newRefCache(1000)
-	cache.offHeap = true
-	r := openBytes(t, data, cache)
-	it := r.NewIterator(true)
-	ok, err := it.First()
-	require.True(t, ok)
-	require.NoError(t, err)
+	r, cache, it := openFirst(t, data, true)
 	blk := it.blk
 	off, size := blk.Offset, blk.OnDiskSize
 	it.Close()
 	require.True(t, blk.Shared())
 	require.EqualValues(t, 1, blk.refs.Load(), "the cache's reference only")
 
-	_, _, err = r.IndexBlock(off, size)
+	_, _, err := r.IndexBlock(off, size)
 	require.ErrorContains(t, err, "expected an index block")
 	require.EqualValues(t, 1, blk.refs.Load(), "IndexBlock kept a reference")
 
