@@ -194,7 +194,8 @@ func DefaultOptions() Options {
 // short-lived allocation between two collections touched a fresh page (a
 // page fault, ~15 µs on a VM). A small cache is better on the heap: it
 // gives the collector room, where the few MiB left without it had scans
-// that allocate a Result per row collect three times as often.
+// that allocate a Result per row collect three times as often. GOMEMLIMIT
+// does not count an off-heap cache.
 func (o *Options) OffHeap() bool {
 	return o.OffHeapMinSize >= 0 && o.CacheSize() >= o.OffHeapMinSize
 }
