@@ -364,8 +364,14 @@ func TestFaultENOSPCDuringFlush(t *testing.T) {
 				require.NoError(t, put())
 			}
 
+			// The puts may have started a background flush (the flusher
+			// goes by the memstores' heap size): let it finish before the
+			// disk fills, or its store files, created before the fault,
+			// leave the memstore during the measurement.
+			r.flushMu.Lock()
 			fault := fs.Add(tc.rule)
 			mem := r.Stats().MemStoreSize
+			r.flushMu.Unlock()
 			err := r.Flush()
 			require.ErrorIs(t, err, syscall.ENOSPC)
 			require.Contains(t, err.Error(), "flush of")
