@@ -77,7 +77,6 @@ func (r *Reader) IndexBlock(off int64, onDiskSize int) (BlockType, []IndexEntry,
 		return 0, nil, err
 	}
 	if b.Type != BlockLeafIndex && b.Type != BlockIntermediateIndex {
-		b.release() // a data block the cache shares: drop our reference
 		return b.Type, nil, r.corruptf(off, "expected an index block, found %s", b.Type)
 	}
 	out, err := nonRootEntries(b)
@@ -155,7 +154,6 @@ func (r *Reader) MidKey() (encoding.Key, error) {
 		return nil, errors.Wrapf(err, "hfile %s: mid-key leaf block", r.name)
 	}
 	if b.Type != BlockLeafIndex {
-		b.release() // a data block the cache shares: drop our reference
 		return nil, r.corruptf(ri.midLeafOffset, "mid-key metadata names a %s block, not a leaf index", b.Type)
 	}
 	x, err := parseNonRootIndex(b.Data, ri.midLeafOffset)

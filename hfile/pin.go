@@ -106,10 +106,7 @@ func (r *Reader) pinnedBlock(slot *atomic.Pointer[Block], off int64, onDiskSize 
 		return nil, errors.Wrapf(err, "hfile %s", r.name)
 	}
 	switch {
-	case held && b.state == blockHeap:
-		// (A shared block, a data block where the index names an index
-		// block, is never pinned: its reference is the caller's, and the
-		// cache recycles it without setting dropped.)
+	case held:
 		slot.Store(b)
 	case pinned != nil:
 		slot.CompareAndSwap(pinned, nil)

@@ -36,9 +36,8 @@ import (
 //     its own as it does a pooled block's. The last holder returns the
 //     buffer to the pool. Every holder must drop its reference: a buffer
 //     off the Go heap (below) is never collected, so one that is not
-//     released stays allocated for good. A caller of readBlock that finds
-//     a data block where it wanted an index, bloom or meta block releases
-//     it.
+//     released stays allocated for good. readBlock, whose callers never
+//     release, returns a heap copy of a shared block (see readBlockHeld).
 //   - Any other block lives on the heap, and release is a no-op for it.
 //
 // A cache can ask for the blocks it shares to live outside the Go heap

@@ -402,7 +402,6 @@ func (r *Reader) MetaBlock(name string) ([]byte, error) {
 		return nil, err
 	}
 	if b.Type != BlockMeta {
-		b.release() // a data block the cache shares: drop our reference
 		return nil, r.corruptf(b.Offset, "meta index points at a %s block", b.Type)
 	}
 	return b.Data, nil
@@ -431,10 +430,22 @@ func (r *Reader) readBlockKeep(off int64, onDiskSize int, cacheIt bool) (*Block,
 // readBlockHeld is readBlockKeep that also reports whether the block came
 // from where the reader keeps blocks: the cache (a hit), or without one the
 // reader's own metaBlocks.
+//
+// Its callers want index, bloom, meta and file-level blocks, never a data
+// block, and do not release what they get. A shared block in the cache is a
+// data block (where a corrupt index or meta index points): it comes back as
+// a heap copy, not held, and the cache's reference for it is dropped here,
+// so that no caller keeps a pooled (perhaps off-heap) buffer for good or
+// pins a block the cache may recycle.
 func (r *Reader) readBlockHeld(off int64, onDiskSize int, cacheIt bool) (*Block, bool, error) {
 	c := r.opts.Cache
 	if c != nil {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
+			if b.state == blockShared {
+				hb := b.clone()
+				b.release()
+				return hb, false, nil
+			}
 			return b, true, nil
 		}
 	} else if b, ok := r.metaBlocks.Load(off); ok {
@@ -819,7 +830,6 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 			want = BlockLeafIndex
 		}
 		if b.Type != want {
-			b.release() // a data block the cache shares: drop our reference
 			return 0, 0, nil, false, r.corruptf(off, "index level %d: expected %s, found %s", level, want, b.Type)
 		}
 		x, err := parseNonRootIndex(b.Data, off)
@@ -897,7 +907,6 @@ func (r *Reader) bloomChunkData(b *Block, off int64, err error) ([]byte, error) 
 		return nil, err
 	}
 	if b.Type != BlockBloomChunk {
-		b.release() // a data block the cache shares: drop our reference
 		return nil, r.corruptf(off, "bloom index points at a %s block", b.Type)
 	}
 	return b.Data, nil
