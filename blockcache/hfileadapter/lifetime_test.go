@@ -72,12 +72,7 @@ func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, perce
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	lru, err := hfileadapter.New(o)
 	require.NoError(t, err)
-	closed := false
-	defer func() {
-		if !closed {
-			lru.Close()
-		}
-	}()
+	defer lru.Close() // idempotent: also closed below
 	c := &refusing{Cache: lru, percent: percent}
 
 	fam, qual := []byte("f"), []byte("q")
@@ -86,11 +81,7 @@ func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, perce
 		BlockCache: c, DisableAutoCompaction: true,
 	})
 	require.NoError(t, err)
-	defer func() {
-		if !closed {
-			r.Close()
-		}
-	}()
+	defer r.Close() // idempotent: also closed below
 	const rows = 3000
 	rowKey := func(i int) []byte { return []byte(fmt.Sprintf("row%06d", i)) }
 	value := func(i, file int) []byte {
@@ -180,7 +171,6 @@ func testPooledBlocksThroughRegion(t *testing.T, policy blockcache.Policy, perce
 	// off-heap buffer is left allocated (a holder that never dropped its
 	// reference would keep one for good).
 	require.NoError(t, r.Compact(true))
-	closed = true
 	require.NoError(t, r.Close())
 	require.NoError(t, lru.Close())
 	require.Equal(t, inUse, offheap.ReadStats().InUse, "off-heap bytes still allocated after closing")
