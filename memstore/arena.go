@@ -67,7 +67,7 @@ func payloadLen(kv *encoding.KeyValue) int {
 // column, only the list node inline in that (col.v0), and its KeyValue
 // header. One slot per cell keeps a cell's header next to its list node,
 // which a scanner reads first. The node comes first, so that it and the
-// column's head share the slot's first cache line (slots of 200 bytes;
+// column's head share the slot's first cache line (slots of 216 bytes;
 // an ownCell is 256-byte aligned).
 type cell struct {
 	col column
@@ -84,15 +84,16 @@ func (a *arena) copyKV(kv *encoding.KeyValue) *cell {
 
 // ownCell is a cell with room for its bytes inline: an upserted cell
 // (Segment.Upsert) of up to ownCellInline bytes is one allocation of its
-// own, freed once it is removed and no reader holds it. 56 bytes take the
-// 200-byte slot to the 256-byte size class, and hold a counter's row,
-// family, qualifier and 8-byte value.
+// own, reused by its column (column.spare) or freed once it is removed and
+// no reader holds it. 40 bytes take the 216-byte slot to the 256-byte size
+// class, and hold a counter's row, family and qualifier of up to 32 bytes
+// and its 8-byte value.
 type ownCell struct {
 	c   cell
 	buf [ownCellInline]byte
 }
 
-const ownCellInline = 56
+const ownCellInline = 40
 
 // newOwnCell returns a copy of kv outside the arena.
 func newOwnCell(kv *encoding.KeyValue) *cell {
@@ -261,4 +262,10 @@ func growSlab[T any](a *arena, cur *atomic.Pointer[slab[T]], full *slab[T], read
 	}
 	cur.Store(next)
 	a.reserved.Add(int64(n) * int64(unsafe.Sizeof(*new(T))))
+}
+
+// ownCellOf returns the ownCell whose node v is. REQUIRES: v.recycle.
+func ownCellOf(v *version) *ownCell {
+	// v is oc.c.col.v0, at offset 0 of oc.
+	return (*ownCell)(unsafe.Pointer(v))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -296,4 +297,39 @@ func BenchmarkUpsert(b *testing.B) {
 		binary.BigEndian.PutUint64(in.Value, uint64(seq))
 		s.Upsert(in, oldest)
 	}
+}
+
+// BenchmarkUpsertParallel is BenchmarkUpsert with a writer per processor,
+// each on counters of its own (as row locks make Increments of different
+// rows): upserts to columns a segment has share no lock and, in the steady
+// state, no counter.
+func BenchmarkUpsertParallel(b *testing.B) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	const columns = 10_000
+	rows := make([][]byte, columns)
+	for i := range rows {
+		rows[i] = fmt.Appendf(nil, "ctr%010d", i*7919%columns)
+		s.Add(&encoding.KeyValue{Row: rows[i], Family: []byte("f"), Qualifier: []byte("n"),
+			Timestamp: 1, Type: encoding.TypePut, SeqNum: 1, Value: make([]byte, 8)})
+	}
+	// No reads: every version but the newest is hidden from all of them.
+	oldest := func(need encoding.SeqNum) (encoding.SeqNum, bool) { return need, true }
+	// Writer w's columns are those ≡ w modulo the number of writers.
+	writers := runtime.GOMAXPROCS(0)
+	var next atomic.Int32
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		w := int(next.Add(1)) - 1
+		in := &encoding.KeyValue{Family: []byte("f"), Qualifier: []byte("n"), Type: encoding.TypePut, Value: make([]byte, 8)}
+		rng := rand.New(rand.NewPCG(uint64(w), 2))
+		seq := encoding.SeqNum(1)
+		for pb.Next() {
+			seq++
+			in.Row = rows[rng.IntN(columns/writers)*writers+w]
+			in.Timestamp, in.SeqNum = int64(seq), seq
+			binary.BigEndian.PutUint64(in.Value, uint64(seq))
+			s.Upsert(in, oldest)
+		}
+	})
 }

@@ -79,13 +79,20 @@
 // for the insert. Every Add numbers its cell with the segment's write count,
 // stored in the cell's list node, and publishes the count when the cell is
 // in; a scanner notes the count when it is opened (an atomic load, no lock)
-// and skips cells numbered above it. Cells are never removed from a segment
-// but by Upsert, which removes only puts that no read in progress or to come
-// returns (a newer put hides them from every read point in use, in a family
-// of one version), so any later state of the tree, so filtered, is the
-// snapshot at the open:
-// a scanner may read its cells from whichever tree is cheapest at each
-// refill, and still see one consistent snapshot. A column's list is read
+// and skips cells numbered above it. An Upsert to a column the segment has
+// (an Increment's, under its row's lock) takes no mutex and no number: it
+// is the column's only writer, and no read point reaches its cell's
+// sequence id before it returns, so the scanners opened before it cannot see
+// the cell anyway. With two processors incrementing counters of different
+// rows, the mutex and the shared counters it guarded were most of what the
+// processors' caches passed back and forth.
+//
+// Cells are never removed from a segment but by Upsert, which removes only
+// puts that no read in progress or to come returns (a newer put hides them
+// from every read point in use, in a family of one version), so any later
+// state of the tree, so filtered, is the snapshot at the open: a scanner may
+// read its cells from whichever tree is cheapest at each refill, and still
+// see one consistent snapshot. A column's list is read
 // without the mutex: a writer fills a node before publishing it with an
 // atomic store, and a node Upsert unlinks keeps its own link, so that a reader
 // on it goes on down the list.

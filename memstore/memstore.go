@@ -76,7 +76,8 @@ func (m *MemStore) Add(kv *encoding.KeyValue) Size {
 // column under the row lock the caller has held since, or the zero Hint: it
 // spares the segment a lookup of the column when it is still the active one.
 //
-// REQUIRES: as Add, and as Segment.Upsert for oldest.
+// REQUIRES: as Segment.Upsert: in particular, no other write to kv's column
+// and no Snapshot runs concurrently.
 func (m *MemStore) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), h Hint) Size {
 	for {
 		active := m.segs.Load().active
@@ -258,10 +259,6 @@ func (m *MemStore) Len() int { return int(m.Size().CellCount) }
 // MinSeq returns the smallest sequence id added since the last Snapshot (that
 // of the active segment), and false if nothing was.
 func (m *MemStore) MinSeq() (encoding.SeqNum, bool) { return m.segs.Load().active.MinSeq() }
-
-// MaxSeq returns the largest sequence id added since the last Snapshot, 0 if
-// none.
-func (m *MemStore) MaxSeq() encoding.SeqNum { return m.segs.Load().active.MaxSeq() }
 
 // TimeRange returns the smallest and largest timestamps added since the last
 // Snapshot, and false if nothing was.

@@ -291,7 +291,6 @@ func TestSeqAndTimeRange(t *testing.T) {
 	require.False(t, ok)
 	_, _, ok = ms.TimeRange()
 	require.False(t, ok)
-	require.Equal(t, encoding.SeqNum(0), ms.MaxSeq())
 
 	ms.Add(kv("a", "q", 50, 7, "v"))
 	ms.Add(kv("b", "q", 10, 3, "v"))
@@ -299,7 +298,6 @@ func TestSeqAndTimeRange(t *testing.T) {
 	seq, ok := ms.MinSeq()
 	require.True(t, ok)
 	require.Equal(t, encoding.SeqNum(3), seq)
-	require.Equal(t, encoding.SeqNum(12), ms.MaxSeq())
 	lo, hi, ok := ms.TimeRange()
 	require.True(t, ok)
 	require.Equal(t, [2]int64{10, 90}, [2]int64{lo, hi})

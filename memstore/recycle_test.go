@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/mvcc"
 )
 
 // counter returns an upsert of an 8-byte counter r/f:a, reusing one
@@ -48,7 +50,11 @@ func TestUpsertRecyclesCells(t *testing.T) {
 		upsert(seq, at(held))
 	}
 	require.Equal(t, want, str(seen), "a cell a registered read reached was reused")
-	require.Empty(t, s.mu.pool.free, "nothing is free while the read is registered")
+	require.NotNil(t, columnOf(s, "r", "a").spare)
+	require.Equal(t, 1.0, testing.AllocsPerRun(10, func() {
+		upsert(seq, at(held))
+		seq++
+	}), "the spare is not free while the read is registered")
 
 	// The read is done: the cells are reused, and an upsert allocates
 	// nothing.
@@ -65,11 +71,25 @@ func TestUpsertRecyclesCells(t *testing.T) {
 	require.Len(t, cells, 3, "the newest, the one the oldest read sees, the first: %v", cells)
 	require.Equal(t, "1:Put/first", cells[2])
 	require.EqualValues(t, 3, s.Size().CellCount)
+}
 
-	// A frozen segment lets its pool go.
-	s.freeze()
-	require.Zero(t, s.pooled.Load())
-	require.Empty(t, s.mu.pool.free)
+// columnOf returns row's column q of family f in s.
+func columnOf(s *Segment, row, q string) *column {
+	return s.column([]byte(row), []byte("f"), []byte(q))
+}
+
+// spareHeap is the heap size of the spare cells s's columns keep.
+func spareHeap(s *Segment) int64 {
+	var n int64
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.tree.Ascend(func(e entry) bool {
+		if sp := e.col.spare; sp != nil {
+			n += cellSize(&sp.c.kv).HeapSize
+		}
+		return true
+	})
+	return n
 }
 
 // TestUpsertRecycleConcurrentScanners: scanners walk every version of a
@@ -135,24 +155,23 @@ func TestUpsertRecycleConcurrentScanners(t *testing.T) {
 	require.Nil(t, failed.Load())
 }
 
-// TestUpsertKeepsColumnSlots: an upsert that found no column by lookup
-// replaces the column in the B-tree with one in its own cell's slot; that
-// slot is never recycled, even after its version is unlinked, since the tree
-// still holds its column.
+// TestUpsertKeepsColumnSlots: a column an upsert starts is in that cell's
+// slot, so the cell is never unlinked, or kept as the spare and reused,
+// while the cells after it cycle through the column's spare.
 func TestUpsertKeepsColumnSlots(t *testing.T) {
 	s := NewSegment(encoding.InnerStoreComparer)
-	s.Add(kv("r", "a", 1, 1, "first"))
-	// No update seen yet: the upsert inserts rather than looks up, and the
-	// tree's column r/f:a is now in the slot of cell 2.
-	s.Upsert(kv("r", "a", 2, 2, "2"), at(1))
-	require.True(t, s.mu.updates > 0)
+	s.Upsert(kv("r", "a", 1, 1, "first"), at(0))
+	col := columnOf(s, "r", "a")
+	require.Same(t, &col.v0, col.head.Load(), "the column is in the first cell's slot")
 	upsert := counter(s)
 	other := kv("s", "b", 0, 0, "")
 	for seq := encoding.SeqNum(3); seq < 100; seq += 2 {
 		upsert(seq, at(seq-1))
 		other.Timestamp, other.SeqNum = int64(seq+1), seq+1
 		s.Upsert(other, at(seq))
+		require.NotSame(t, ownCellOf(&col.v0), col.spare)
 	}
+	require.NotNil(t, col.spare)
 	got := columnCells(s, "r", "a", 100)
 	require.Len(t, got, 3, "%v", got)
 	require.Equal(t, "1:Put/first", got[2])
@@ -195,4 +214,150 @@ func TestUpsertRecycleMidWalk(t *testing.T) {
 	require.Equal(t, []encoding.SeqNum{15, 14, 13, 12, 11, 10, 1}, got)
 	require.Equal(t, []string{"100:Put/\x00\x00\x00\x00\x00\x00\x00d", "99:Put/\x00\x00\x00\x00\x00\x00\x00c",
 		"98:Put/\x00\x00\x00\x00\x00\x00\x00b"}, columnCells(s, "r", "a", 100)[:3])
+}
+
+// mvccReads registers reads at an mvcc.Control's read point, as the
+// region's readPoints does, for writers that number their cells with it.
+type mvccReads struct {
+	c    *mvcc.Control
+	mu   sync.Mutex
+	held map[int]encoding.SeqNum
+}
+
+func (r *mvccReads) read(id int, f func(rp encoding.SeqNum) string) string {
+	r.mu.Lock()
+	rp := encoding.SeqNum(r.c.ReadPoint())
+	r.held[id] = rp
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.held, id)
+		r.mu.Unlock()
+	}()
+	return f(rp)
+}
+
+func (r *mvccReads) oldest(encoding.SeqNum) (encoding.SeqNum, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rp := encoding.SeqNum(r.c.ReadPoint())
+	for _, h := range r.held {
+		rp = min(rp, h)
+	}
+	return rp, true
+}
+
+// TestConcurrentUpserts: writers upsert counters of their own columns of one
+// segment at once, without its mutex, numbered by mvcc as a region's are,
+// while another writer adds new rows (B-tree inserts under the mutex) and
+// scanners read at registered read points. Every cell a scanner returns is
+// whole (its value names its own sequence id) and stays so while the read is
+// registered, a column's versions come newest first, every counter ends at
+// the number of its upserts, and the segment's size is what its cells, the
+// columns' entries and their spare cells hold.
+func TestConcurrentUpserts(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	reads := &mvccReads{c: mvcc.New(0), held: map[int]encoding.SeqNum{}}
+	const writers, columns = 4, 8
+	perW := 3000
+	if raceEnabled {
+		perW = 800
+	}
+	// value is a counter cell's value: the count, then the cell's own
+	// sequence id.
+	value := func(n uint64, seq encoding.SeqNum) string {
+		return string(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, n), uint64(seq)))
+	}
+	row := func(w, c int) string { return fmt.Sprintf("w%d-c%d", w, c) }
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	var stop atomic.Bool
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts := make([]uint64, columns)
+			for i := range perW * columns {
+				c := i % columns
+				e := reads.c.Begin()
+				seq := encoding.SeqNum(e.WriteNumber())
+				// The column is this writer's alone, as a row lock makes
+				// it: its newest cell is its own last write.
+				if cur := s.Newest([]byte(row(w, c)), []byte("f"), []byte("n"), seq); counts[c] > 0 &&
+					(cur == nil || binary.BigEndian.Uint64(cur.Value) != counts[c]) {
+					failed.Store(fmt.Sprintf("%s: newest %v, want count %d", row(w, c), cur, counts[c]))
+				}
+				counts[c]++
+				s.Upsert(kv(row(w, c), "n", int64(seq), seq, value(counts[c], seq)), reads.oldest)
+				reads.c.CompleteAndWait(e)
+			}
+		}()
+	}
+	var others sync.WaitGroup
+	others.Add(1)
+	go func() {
+		defer others.Done()
+		for i := 0; !stop.Load(); i++ {
+			e := reads.c.Begin()
+			seq := encoding.SeqNum(e.WriteNumber())
+			s.Add(kv(fmt.Sprintf("x%07d", i), "n", int64(seq), seq, value(0, seq)))
+			reads.c.CompleteAndWait(e)
+		}
+	}()
+	for id := range 2 {
+		others.Add(1)
+		go func() {
+			defer others.Done()
+			for !stop.Load() {
+				msg := reads.read(id, func(rp encoding.SeqNum) string {
+					sc := s.NewScanner(rp)
+					defer sc.Close()
+					var seen []*encoding.KeyValue
+					var was []string
+					for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+						if len(c.Value) != 16 || binary.BigEndian.Uint64(c.Value[8:]) != uint64(c.SeqNum) || c.SeqNum > rp {
+							return fmt.Sprintf("read point %d: %v holds %x", rp, c, c.Value)
+						}
+						if n := len(seen); n > 0 && bytes.Equal(seen[n-1].Row, c.Row) && seen[n-1].SeqNum <= c.SeqNum {
+							return fmt.Sprintf("read point %d: %v after %v", rp, c, seen[n-1])
+						}
+						seen, was = append(seen, c), append(was, fmt.Sprintf("%v %x", c, c.Value))
+					}
+					runtime.Gosched()
+					for i, c := range seen {
+						if now := fmt.Sprintf("%v %x", c, c.Value); now != was[i] {
+							return fmt.Sprintf("read point %d: cell %s became %s", rp, was[i], now)
+						}
+					}
+					return ""
+				})
+				if msg != "" {
+					failed.Store(msg)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stop.Store(true)
+	others.Wait()
+	require.Nil(t, failed.Load())
+
+	rp := encoding.SeqNum(reads.c.ReadPoint())
+	want := Size{}
+	counters := map[string]uint64{}
+	for _, c := range scanAll(s, rp) {
+		want = want.Add(Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c)), CellCount: 1})
+		if c.Row[0] == 'w' {
+			if _, ok := counters[string(c.Row)]; !ok {
+				counters[string(c.Row)] = binary.BigEndian.Uint64(c.Value)
+			}
+		}
+	}
+	require.Len(t, counters, writers*columns)
+	for r, n := range counters {
+		require.EqualValues(t, perW, n, r)
+	}
+	want.HeapSize += int64(s.mu.tree.Len())*btreeEntryOverhead + spareHeap(s)
+	require.Equal(t, want, s.Size())
 }

@@ -86,18 +86,29 @@ func DataSize(kv *encoding.KeyValue) int64 {
 // a reader finds a column's newest cell without skipping the others, and a
 // write that adds a version copies no B-tree nodes that a clone shares.
 //
-// Lists are read without locks: a writer (under the segment's mutex) fills a
-// node and then publishes it with one atomic store, so a reader walking a
-// list sees each node either fully or not at all; a node Upsert unlinks keeps
-// its link to the rest. A scanner skips the nodes numbered after its opening.
+// Lists are read without locks: a writer (under the segment's mutex, or an
+// Upsert that writes the column alone) fills a node and then publishes it
+// with one atomic store, so a reader walking a list sees each node either
+// fully or not at all; a node Upsert unlinks keeps its link to the rest. A
+// scanner skips the nodes numbered after its opening.
 
 // column is the cells of one column. Its first cell's node is inline, so that
 // a column of one cell, the common case, is one slab allocation.
 type column struct {
 	// v0 comes first, and with head in the slot's first cache line (see
-	// cell): a lookup of the column's newest version reads head there.
+	// cell): a lookup of the column's newest version reads head there. So
+	// does an upsert, with the spare fields.
 	v0   version
 	head atomic.Pointer[version] // the column's first cell in the segment's order
+	// spare is the own cell an upsert last unlinked from the column, for
+	// the column's next upsert to reuse once no read can reach it: once
+	// oldest(spareSeq) answers spareSeq or more, where spareSeq is the
+	// sequence id of the upsert that unlinked it (see Upsert). A counter so
+	// cycles through three cells, the newest, the one before and the
+	// spare, and its upserts allocate nothing. They are touched only by the
+	// column's writer, which Upsert requires to be alone.
+	spare    *ownCell
+	spareSeq encoding.SeqNum
 	// kv is a cell of the column, for the comparisons that need its family
 	// and qualifier in full. It never changes.
 	kv *encoding.KeyValue
@@ -117,7 +128,7 @@ type version struct {
 	kv   atomic.Pointer[encoding.KeyValue] // replaced by an equal cell (same key and sequence id)
 	ver  uint64
 	// typ and tagged are the cell's type and whether it has tags, for
-	// pruneLocked. They change, with kv, only under the segment's mutex.
+	// prune. They change, with kv, only by the column's writer.
 	typ    encoding.Type
 	tagged bool
 	// own is set for an upserted cell's node whose memory is its own (see
@@ -366,9 +377,8 @@ type Segment struct {
 	heapSize  atomic.Int64
 	cellCount atomic.Int64
 	minSeq    atomic.Uint64 // math.MaxUint64 while empty
-	maxSeq    atomic.Uint64
-	minTS     atomic.Int64 // math.MaxInt64 while empty
-	maxTS     atomic.Int64 // math.MinInt64 while empty
+	minTS     atomic.Int64  // math.MaxInt64 while empty
+	maxTS     atomic.Int64  // math.MinInt64 while empty
 	// familyDeletes counts the DeleteFamily and DeleteFamilyVersion
 	// markers added, of any row (see MemStore.Newest).
 	familyDeletes atomic.Int64
@@ -415,12 +425,7 @@ type Segment struct {
 		probe column
 		// probeKV is the seek key of Newest's lookup.
 		probeKV encoding.KeyValue
-		// pool holds the own cells upserts unlinked, for reuse.
-		pool cellPool
 	}
-	// pooled is len(mu.pool.free), stored under mu: an upsert allocates its
-	// cell before taking mu when the pool looks empty.
-	pooled atomic.Int32
 }
 
 // NewSegment returns an empty mutable segment ordered by cmp (in full,
@@ -473,23 +478,33 @@ func (s *Segment) add(kv *encoding.KeyValue) (Size, bool) {
 // than one per increment until the next flush. The cell is copied to memory
 // of its own rather than into the arena, so that a removed cell's memory is
 // freed (as HBase copies upserted cells out of its MemStoreLAB); a small
-// cell's memory goes to later upserts of the segment (see cellPool).
+// cell's memory goes to the column's next upsert (see column.spare).
 //
-// oldest is called, under the segment's mutex, when the column holds a put
-// that an untagged put besides kv hides, with need that put's sequence id:
-// an answer of need or more removes what it hides, and oldest may return
-// an older one it knows without work. It reports false when it cannot tell
-// (a read is taking its read point right now), and nothing is removed
-// then. A put the reader that holds the oldest read point sees is kept, as
-// are delete markers and puts with tags (a TTL tag can expire a newer put
+// oldest is called when the column holds a put that an untagged put besides
+// kv hides, with need that put's sequence id, and when the column has a
+// spare cell, with need the spare's: an answer of need or more removes what
+// the put hides, or frees the spare, and oldest may return an older one it
+// knows without work. It reports false when it cannot tell (a read is
+// taking its read point right now), and nothing is removed or reused then.
+// A put the reader that holds the oldest read point sees is kept, as are
+// delete markers and puts with tags (a TTL tag can expire a newer put
 // before an older one). The returned change in size counts the removed
-// cells.
+// cells; a removed cell kept as its column's spare stays in the heap size.
 //
-// REQUIRES: as Add; every reader of the segment that does not hold the
-// row's lock reads at a read point oldest accounts for, and stays accounted
-// for as long as it uses the cells it read (an upserted cell may be reused
-// after); no reader's read point reaches kv's sequence id before Upsert
-// returns (as none passes a write in progress).
+// An upsert to a column the segment has takes no lock: it is the column's
+// only writer (below), so it adds to and prunes the column's list alone, and
+// its cell needs no number from the segment's write count. A scanner opened
+// before it returns cannot see the cell anyway, as no read point reaches
+// kv's sequence id before then, and one opened after sees it as any other.
+// A new column takes the segment's mutex, as Add does.
+//
+// REQUIRES: as Add; no other Add or Upsert of kv's column, and no freeze
+// (MemStore.Snapshot), runs concurrently: a region holds the row's lock
+// exclusively, and its updates lock shared; every reader of the segment
+// that does not hold the row's lock reads at a read point oldest accounts
+// for, and stays accounted for as long as it uses the cells it read (an
+// upserted cell may be reused after); no reader's read point reaches kv's
+// sequence id before Upsert returns (as none passes a write in progress).
 func (s *Segment) Upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
 	d, ok := s.upsert(kv, oldest, nil)
 	if !ok {
@@ -504,26 +519,96 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 	if s.frozen.Load() {
 		return Size{}, false
 	}
+	if col == nil {
+		// The lookup may read a clone, older than the live tree: it still
+		// holds the column if the column is older still, and the column
+		// is then the tree's, as only a write to it would replace it.
+		col = s.column(kv.Row, kv.Family, kv.Qualifier)
+	}
 	n := payloadLen(kv)
 	if n > ownCellInline {
 		return s.addSlot(newOwnCell(kv), oldest, col)
 	}
-	// A cell of the pool is taken under mu; a new one is allocated before,
-	// so that the mutex is not held through an allocation (and any garbage
-	// collection work it is charged).
-	var oc *ownCell
-	if s.pooled.Load() == 0 {
+	if col != nil {
+		return s.upsertColumn(kv, n, oldest, col), true
+	}
+	// A new column: its cell is allocated before mu is taken, so that the
+	// mutex is not held through an allocation (and any garbage collection
+	// work it is charged).
+	oc := new(ownCell)
+	fill(&oc.c.kv, kv, oc.buf[:n])
+	s.mu.Lock()
+	return s.addLocked(&oc.c, true, oldest, nil)
+}
+
+// upsertColumn is upsert of a cell of n <= ownCellInline bytes to col, its
+// column in s, without s.mu. It reuses the column's spare cell if no read
+// can reach it any more.
+func (s *Segment) upsertColumn(kv *encoding.KeyValue, n int, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), col *column) Size {
+	var d Size
+	oc := col.spare
+	if oc != nil {
+		if rp, ok := oldest(col.spareSeq); ok && rp >= col.spareSeq {
+			// Its heap size was kept while it was the spare; the cell
+			// counts it again below. Its node tells it, in the line
+			// about to be written, where its cell header is cold.
+			d.HeapSize -= oc.c.col.v0.removedSize().HeapSize
+			col.spare = nil
+			*oc = ownCell{}
+		} else {
+			oc = nil
+		}
+	}
+	if oc == nil {
 		oc = new(ownCell)
 	}
-	s.mu.Lock()
-	if oc == nil {
-		if oc = s.mu.pool.take(); oc == nil {
-			oc = new(ownCell)
-		}
-		s.pooled.Store(int32(len(s.mu.pool.free)))
-	}
 	fill(&oc.c.kv, kv, oc.buf[:n])
-	return s.addLocked(&oc.c, true, oldest, col)
+	c := &oc.c.kv
+	added := cellSize(c)
+	// Number 0: the cell is seen by every scanner its sequence id lets see
+	// it (see Upsert).
+	if s.addVersion(col, c, 0, &oc.c.col.v0) {
+		oc.c.col.v0.own, oc.c.col.v0.recycle = true, true
+	} else {
+		added.CellCount = 0
+	}
+	d = d.Add(added).Add(s.prune(col, c, oldest))
+	if s.frozen.Load() {
+		panic(errors.AssertionFailedf("memstore: Upsert ran concurrently with a Snapshot"))
+	}
+	s.noteBounds(c)
+	s.addSize(d)
+	return d
+}
+
+// noteBounds widens the segment's sequence id and timestamp bounds to c's.
+// Upserts without the mutex call it concurrently with Adds, so each bound
+// moves by compare-and-swap.
+func (s *Segment) noteBounds(c *encoding.KeyValue) {
+	for v := s.minSeq.Load(); uint64(c.SeqNum) < v && !s.minSeq.CompareAndSwap(v, uint64(c.SeqNum)); v = s.minSeq.Load() {
+	}
+	for v := s.minTS.Load(); c.Timestamp < v && !s.minTS.CompareAndSwap(v, c.Timestamp); v = s.minTS.Load() {
+	}
+	for v := s.maxTS.Load(); c.Timestamp > v && !s.maxTS.CompareAndSwap(v, c.Timestamp); v = s.maxTS.Load() {
+	}
+	if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
+		s.familyDeletes.Add(1)
+	}
+}
+
+// addSize adds d to the segment's accounting, leaving alone the counters it
+// does not change: an upsert that replaces a counter's cell with one of the
+// same size changes none, and writes no line other processors read.
+func (s *Segment) addSize(d Size) {
+	if d.DataSize != 0 {
+		s.dataSize.Add(d.DataSize)
+	}
+	if d.HeapSize != 0 {
+		s.heapSize.Add(d.HeapSize)
+	}
+	if d.CellCount != 0 {
+		s.cellCount.Add(d.CellCount)
+	}
 }
 
 // addSlot adds the cell in slot to the segment; with oldest set, it then
@@ -534,9 +619,9 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 	return s.addLocked(slot, false, oldest, known)
 }
 
-// addLocked is addSlot with s.mu held, which it releases. pooled is set for
-// a slot that is an ownCell's, which the segment's cellPool may recycle.
-func (s *Segment) addLocked(slot *cell, pooled bool, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
+// addLocked is addSlot with s.mu held, which it releases. own is set for a
+// slot that is an ownCell's, which its column may reuse once removed.
+func (s *Segment) addLocked(slot *cell, own bool, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
 	d := cellSize(c)
 	d.CellCount = 0 // counted below, if c is a new cell rather than a replacement
@@ -589,55 +674,37 @@ func (s *Segment) addLocked(slot *cell, pooled bool, oldest func(need encoding.S
 			slot.col.v0.own = oldest != nil
 			// A column that replaced its old self in the tree starts at
 			// its own slot (see above): that one is never recycled.
-			slot.col.v0.recycle = pooled && oldest != nil && col != &slot.col
+			slot.col.v0.recycle = own && oldest != nil && col != &slot.col
 		}
 		if oldest != nil {
-			d = d.Add(s.pruneLocked(col, c, oldest))
-			if p := &s.mu.pool; len(p.open)+len(p.sealed) > 0 {
-				p.advance(oldest)
-				s.pooled.Store(int32(len(p.free)))
-			}
+			d = d.Add(s.prune(col, c, oldest))
 		}
 	}
 	if !s.learned && s.cellCount.Load()+d.CellCount >= learnSkipAt {
 		s.learnSkip()
 	}
-	if uint64(c.SeqNum) < s.minSeq.Load() {
-		s.minSeq.Store(uint64(c.SeqNum))
-	}
-	if uint64(c.SeqNum) > s.maxSeq.Load() {
-		s.maxSeq.Store(uint64(c.SeqNum))
-	}
-	if c.Timestamp < s.minTS.Load() {
-		s.minTS.Store(c.Timestamp)
-	}
-	if c.Timestamp > s.maxTS.Load() {
-		s.maxTS.Store(c.Timestamp)
-	}
-	if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
-		s.familyDeletes.Add(1)
-	}
+	s.noteBounds(c)
 	// Counts last: a reader that sees the cell counted sees its bounds.
 	s.ver.Store(ver)
-	s.dataSize.Add(d.DataSize)
-	s.heapSize.Add(d.HeapSize)
-	s.cellCount.Add(d.CellCount)
+	s.addSize(d)
 	s.mu.Unlock()
 	return d, true
 }
 
-// pruneLocked unlinks from col the upserted puts that no reader can see
+// prune unlinks from col the upserted puts that no reader can see
 // (see Upsert); added is the cell just added, which stays. Readers walk the
 // list without the mutex: an unlinked node keeps its link to the rest of the
 // list, so a reader on it goes on as before, and a reader that comes later
-// skips it. REQUIRES: s.mu held.
+// skips it. The first own cell of an ownCell it unlinks becomes the column's
+// spare, if it has none. REQUIRES: the caller is col's only writer (see
+// Upsert).
 //
 // Pruning on every upsert keeps a counter's list at the cell added, the one
 // before (which the reads in progress see) and the one that goes: the walk
 // then reads one node that is not in the cache already. A walk stops after
 // maxPruneSteps nodes, so that while an old read keeps versions alive the
 // upserts of a hot column cost no more than that.
-func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
+func (s *Segment) prune(col *column, added *encoding.KeyValue, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool)) Size {
 	// Is there a put to remove: one of memory of its own after the newest
 	// untagged put? The walks end at a put in the arena after that one:
 	// upserted cells are newer than the puts of the column before them
@@ -683,13 +750,17 @@ func (s *Segment) pruneLocked(col *column, added *encoding.KeyValue, oldest func
 		default:
 			// prev is not nil: the shield is before v.
 			prev.next.Store(next)
-			if v.recycle {
-				s.mu.pool.file(ownCellOf(v), added.SeqNum)
-			}
 			r := v.removedSize()
 			d.DataSize -= r.DataSize
-			d.HeapSize -= r.HeapSize
 			d.CellCount -= r.CellCount
+			if v.recycle && col.spare == nil {
+				// Kept, so its memory stays in the heap size. Reads in
+				// progress may be on it: no read registered after this
+				// upsert's sequence id can reach it.
+				col.spare, col.spareSeq = ownCellOf(v), added.SeqNum
+			} else {
+				d.HeapSize -= r.HeapSize
+			}
 			v = next
 			continue
 		}
@@ -709,7 +780,8 @@ const maxUpdates = 16
 // equal cell (same key and sequence id) in place, and reports whether it
 // added a cell. The replacement keeps the replaced cell's number, so that a
 // scanner opened in between finds the cell, in either form, rather than
-// neither. v is c's list node, unused so far. REQUIRES: s.mu held.
+// neither. v is c's list node, unused so far. REQUIRES: s.mu held, or the
+// caller is col's only writer (see Upsert).
 func (s *Segment) addVersion(col *column, c *encoding.KeyValue, ver uint64, v *version) bool {
 	var prev *version
 	next := col.head.Load()
@@ -743,8 +815,6 @@ func (s *Segment) freeze() {
 	s.frozen.Store(true)
 	s.cloned = true
 	s.readTree.Store(s.mu.tree)
-	s.mu.pool.drop()
-	s.pooled.Store(0)
 	s.mu.Unlock()
 }
 
@@ -900,9 +970,6 @@ func (s *Segment) MinSeq() (encoding.SeqNum, bool) {
 	v := s.minSeq.Load()
 	return encoding.SeqNum(v), v != math.MaxUint64
 }
-
-// MaxSeq returns the largest sequence id added, 0 if the segment is empty.
-func (s *Segment) MaxSeq() encoding.SeqNum { return encoding.SeqNum(s.maxSeq.Load()) }
 
 // TimeRange returns the smallest and largest cell timestamps added (HBase's
 // TimeRangeTracker), and false if the segment is empty.

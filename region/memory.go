@@ -201,8 +201,13 @@ func (m *MemstoreLimit) wait(ctx context.Context, r *Region, d time.Duration) er
 }
 
 // addMemSize accounts a change of the region's memstores, globally too
-// (the global limit counts heap sizes, as HBase's does).
+// (the global limit counts heap sizes, as HBase's does). A change of
+// nothing, as a counter's upsert usually is, writes nothing: the counters
+// are shared by every writer's processor.
 func (r *Region) addMemSize(d memstore.Size) {
+	if d.DataSize == 0 && d.HeapSize == 0 {
+		return
+	}
 	r.memSize.Add(d.DataSize)
 	r.memHeap.Add(d.HeapSize)
 	if m := r.opts.MemstoreLimit; m != nil {
