@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,8 +120,8 @@ func TestOutOfOrderComplete(t *testing.T) {
 	}
 	// One drain retires all three.
 	checkPoints(t, c, 3, 3)
-	if got := c.mu.queue.len(); got != 0 {
-		t.Fatalf("queue length = %d after all completed, want 0", got)
+	if got := inFlight(c); got != 0 {
+		t.Fatalf("%d entries in flight after all completed, want 0", got)
 	}
 }
 
@@ -178,9 +179,8 @@ func TestAwait(t *testing.T) {
 	}()
 	// The marker is entry 12, behind e.
 	waitUntil(t, "Await blocks", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.mu.queue.len() == 2 && c.mu.queue.at(1).state.Load()&entryWaiting != 0
+		rp := c.readPoint.Load()
+		return inFlight(c) == 2 && c.ring.Load().at(rp+2).state.Load()&entryWaiting != 0
 	})
 	select {
 	case <-done:
@@ -251,7 +251,7 @@ func TestQueueWrap(t *testing.T) {
 	done := map[uint64]bool{}
 	var inFlight []*WriteEntry
 	for round := 0; round < 200; round++ {
-		for k := rng.IntN(3 * minQueueSize); k > 0; k-- {
+		for k := rng.IntN(3 * minRingSize); k > 0; k-- {
 			inFlight = append(inFlight, c.Begin())
 		}
 		for k := rng.IntN(len(inFlight) + 1); k > 0; k-- {
@@ -306,14 +306,12 @@ func TestAssertions(t *testing.T) {
 		a.Complete(b.Begin())
 	})
 
-	requireAssertion(t, "gap in the queue", func() {
+	requireAssertion(t, "entry missing from the queue", func() {
 		c := New(0)
 		e1 := c.Begin()
-		// Corrupt the queue: entry 2 carries number 3.
-		bad := &WriteEntry{writeNumber: 3}
-		c.mu.queue.pushBack(bad)
-		c.writePoint.Store(2)
-		bad.state.Store(entryCompleted)
+		// Corrupt the queue: entry 1's slot holds another entry 1.
+		r := c.ring.Load()
+		r.slots[1&r.mask].Store(&WriteEntry{writeNumber: 1, owner: e1.owner})
 		c.Complete(e1)
 	})
 
@@ -431,8 +429,8 @@ func TestConcurrent(t *testing.T) {
 		return
 	}
 	checkPoints(t, c, uint64(total), uint64(total))
-	if got := c.mu.queue.len(); got != 0 {
-		t.Fatalf("queue length %d at the end, want 0", got)
+	if got := inFlight(c); got != 0 {
+		t.Fatalf("%d entries in flight at the end, want 0", got)
 	}
 }
 
@@ -476,8 +474,8 @@ func TestCompleteRace(t *testing.T) {
 		}
 		wg.Wait()
 		checkPoints(t, c, uint64(writers*perWriter), uint64(writers*perWriter))
-		if got := c.mu.queue.len(); got != 0 {
-			t.Fatalf("queue length %d at the end, want 0", got)
+		if got := inFlight(c); got != 0 {
+			t.Fatalf("%d entries in flight at the end, want 0", got)
 		}
 	}
 }
@@ -518,5 +516,58 @@ func TestBeginWithPanic(t *testing.T) {
 	}
 	if rp, wp := c.ReadPoint(), c.WritePoint(); rp != wp || rp != 2 {
 		t.Fatalf("read point %d, write point %d; want both 2", rp, wp)
+	}
+}
+
+// inFlight returns the number of entries begun and not retired.
+func inFlight(c *Control) uint64 { return c.writePoint.Load() - c.readPoint.Load() }
+
+// TestConcurrentGrowth: goroutines hold many entries each, so the ring is
+// replaced by larger ones while other goroutines complete and drain entries
+// through the old one; every write becomes visible, and every
+// CompleteAndWait returns with its write visible.
+func TestConcurrentGrowth(t *testing.T) {
+	defer checkNoLeaks(t)()
+	const writers, burst = 8, 24 // up to 192 in flight: two replacements
+	rounds := 40
+	if raceEnabled {
+		rounds = 10
+	}
+	for iter := 0; iter < 5; iter++ {
+		c := New(uint64(iter) * 1000)
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rng := rand.New(rand.NewPCG(uint64(iter), uint64(w)))
+				for range rounds {
+					held := make([]*WriteEntry, 0, burst)
+					for k := 1 + rng.IntN(burst); k > 0; k-- {
+						held = append(held, c.Begin())
+					}
+					rng.Shuffle(len(held), func(i, j int) { held[i], held[j] = held[j], held[i] })
+					for i, e := range held {
+						if i == len(held)-1 {
+							c.CompleteAndWait(e)
+							if c.ReadPoint() < e.WriteNumber() {
+								failed.Store(fmt.Sprintf("CompleteAndWait(%d) returned at read point %d", e.WriteNumber(), c.ReadPoint()))
+							}
+						} else {
+							c.Complete(e)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if f := failed.Load(); f != nil {
+			t.Fatal(f)
+		}
+		checkPoints(t, c, c.WritePoint(), c.WritePoint())
+		if n := len(c.ring.Load().slots); n <= minRingSize {
+			t.Logf("iteration %d: the ring never grew (%d slots)", iter, n)
+		}
 	}
 }

@@ -2,10 +2,9 @@
 // methods of Control are safe for concurrent use by any number of goroutines;
 // a WriteEntry belongs to the goroutine that began it until that goroutine
 // completes it, and must be completed exactly once (completing it again is a
-// harmless no-op). ReadPoint and WritePoint never block; Begin, BeginWith
-// and AdvanceTo take a short internal lock, and Complete takes it only when
-// its entry is the next to become visible; CompleteAndWait and Await may
-// block until earlier writes complete. Every entry that is begun must be
+// harmless no-op). ReadPoint, WritePoint and Complete never block; Begin,
+// BeginWith and AdvanceTo take a short internal lock; CompleteAndWait and
+// Await may block until earlier writes complete. Every entry that is begun must be
 // completed, also when the write fails (after its effects are undone):
 // otherwise the read point stops at the entry before it and every later
 // CompleteAndWait blocks forever.
@@ -41,10 +40,10 @@
 // queue. The read point is the number of the last entry of the completed
 // prefix of that queue: completion may happen in any order, but visibility is
 // in write-number order. Complete records the entry's completion first and
-// then, if the entry is next in line, retires under the lock the whole
-// completed prefix of the queue and moves the read point past it in one step,
-// whoever the entries belong to; if an earlier entry is still in flight it
-// leaves its own to be retired by the Complete of that earlier one.
+// then, if the entry is next in line, retires the whole completed prefix of
+// the queue, moving the read point past each entry in turn, whoever the
+// entries belong to; if an earlier entry is still in flight it leaves its
+// own to be retired by the Complete of that earlier one.
 // CompleteAndWait waits only if its own entry is still beyond the read point
 // after that, and returns as soon as any goroutine's Complete retires it; see
 // Control for how waiters are woken and why.

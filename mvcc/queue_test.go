@@ -1,7 +1,8 @@
 package mvcc
 
-// entryQueue is a FIFO of write entries in a ring buffer whose size is a power
-// of two. It grows as needed and never shrinks: its size is bounded by the
+// entryQueue is the FIFO of write entries of the pre-HBASE-15213 baseline in
+// control_bench_test.go (Control keeps its entries in an entryRing): a ring
+// buffer whose size is a power of two. It grows as needed and never shrinks: its size is bounded by the
 // largest number of writes ever in flight at once, which is about the number
 // of handler goroutines. It is not safe for concurrent use.
 type entryQueue struct {
