@@ -276,14 +276,8 @@ func BenchmarkReadAfterWrite(b *testing.B) {
 // as Increments to a family of one version do, with no read in progress:
 // each upsert unlinks a version and reuses the cell of one unlinked before.
 func BenchmarkUpsert(b *testing.B) {
-	s := NewSegment(encoding.InnerStoreComparer)
 	const columns = 10_000
-	rows := make([][]byte, columns)
-	for i := range rows {
-		rows[i] = fmt.Appendf(nil, "ctr%010d", i*7919%columns)
-		s.Add(&encoding.KeyValue{Row: rows[i], Family: []byte("f"), Qualifier: []byte("n"),
-			Timestamp: 1, Type: encoding.TypePut, SeqNum: 1, Value: make([]byte, 8)})
-	}
+	s, rows := counters(columns)
 	in := &encoding.KeyValue{Family: []byte("f"), Qualifier: []byte("n"), Type: encoding.TypePut, Value: make([]byte, 8)}
 	seq := encoding.SeqNum(1)
 	oldest := func(encoding.SeqNum) (encoding.SeqNum, bool) { return seq - 1, true }
@@ -304,14 +298,8 @@ func BenchmarkUpsert(b *testing.B) {
 // rows): upserts to columns a segment has share no lock and, in the steady
 // state, no counter.
 func BenchmarkUpsertParallel(b *testing.B) {
-	s := NewSegment(encoding.InnerStoreComparer)
 	const columns = 10_000
-	rows := make([][]byte, columns)
-	for i := range rows {
-		rows[i] = fmt.Appendf(nil, "ctr%010d", i*7919%columns)
-		s.Add(&encoding.KeyValue{Row: rows[i], Family: []byte("f"), Qualifier: []byte("n"),
-			Timestamp: 1, Type: encoding.TypePut, SeqNum: 1, Value: make([]byte, 8)})
-	}
+	s, rows := counters(columns)
 	// No reads: every version but the newest is hidden from all of them.
 	oldest := func(need encoding.SeqNum) (encoding.SeqNum, bool) { return need, true }
 	// Writer w's columns are those ≡ w modulo the number of writers.
@@ -332,4 +320,17 @@ func BenchmarkUpsertParallel(b *testing.B) {
 			s.Upsert(in, oldest)
 		}
 	})
+}
+
+// counters returns a segment of n 8-byte counters f:n, each put once, and
+// their rows in a scrambled order.
+func counters(n int) (*Segment, [][]byte) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	rows := make([][]byte, n)
+	for i := range rows {
+		rows[i] = fmt.Appendf(nil, "ctr%010d", i*7919%n)
+		s.Add(&encoding.KeyValue{Row: rows[i], Family: []byte("f"), Qualifier: []byte("n"),
+			Timestamp: 1, Type: encoding.TypePut, SeqNum: 1, Value: make([]byte, 8)})
+	}
+	return s, rows
 }

@@ -216,37 +216,6 @@ func TestUpsertRecycleMidWalk(t *testing.T) {
 		"98:Put/\x00\x00\x00\x00\x00\x00\x00b"}, columnCells(s, "r", "a", 100)[:3])
 }
 
-// mvccReads registers reads at an mvcc.Control's read point, as the
-// region's readPoints does, for writers that number their cells with it.
-type mvccReads struct {
-	c    *mvcc.Control
-	mu   sync.Mutex
-	held map[int]encoding.SeqNum
-}
-
-func (r *mvccReads) read(id int, f func(rp encoding.SeqNum) string) string {
-	r.mu.Lock()
-	rp := encoding.SeqNum(r.c.ReadPoint())
-	r.held[id] = rp
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.held, id)
-		r.mu.Unlock()
-	}()
-	return f(rp)
-}
-
-func (r *mvccReads) oldest(encoding.SeqNum) (encoding.SeqNum, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rp := encoding.SeqNum(r.c.ReadPoint())
-	for _, h := range r.held {
-		rp = min(rp, h)
-	}
-	return rp, true
-}
-
 // TestConcurrentUpserts: writers upsert counters of their own columns of one
 // segment at once, without its mutex, numbered by mvcc as a region's are,
 // while another writer adds new rows (B-tree inserts under the mutex) and
@@ -257,7 +226,8 @@ func (r *mvccReads) oldest(encoding.SeqNum) (encoding.SeqNum, bool) {
 // columns' entries and their spare cells hold.
 func TestConcurrentUpserts(t *testing.T) {
 	s := NewSegment(encoding.InnerStoreComparer)
-	reads := &mvccReads{c: mvcc.New(0), held: map[int]encoding.SeqNum{}}
+	reads := newTestReads(0)
+	reads.mvcc = mvcc.New(0)
 	const writers, columns = 4, 8
 	perW := 3000
 	if raceEnabled {
@@ -279,7 +249,7 @@ func TestConcurrentUpserts(t *testing.T) {
 			counts := make([]uint64, columns)
 			for i := range perW * columns {
 				c := i % columns
-				e := reads.c.Begin()
+				e := reads.mvcc.Begin()
 				seq := encoding.SeqNum(e.WriteNumber())
 				// The column is this writer's alone, as a row lock makes
 				// it: its newest cell is its own last write.
@@ -289,7 +259,7 @@ func TestConcurrentUpserts(t *testing.T) {
 				}
 				counts[c]++
 				s.Upsert(kv(row(w, c), "n", int64(seq), seq, value(counts[c], seq)), reads.oldest)
-				reads.c.CompleteAndWait(e)
+				reads.mvcc.CompleteAndWait(e)
 			}
 		}()
 	}
@@ -298,10 +268,10 @@ func TestConcurrentUpserts(t *testing.T) {
 	go func() {
 		defer others.Done()
 		for i := 0; !stop.Load(); i++ {
-			e := reads.c.Begin()
+			e := reads.mvcc.Begin()
 			seq := encoding.SeqNum(e.WriteNumber())
 			s.Add(kv(fmt.Sprintf("x%07d", i), "n", int64(seq), seq, value(0, seq)))
-			reads.c.CompleteAndWait(e)
+			reads.mvcc.CompleteAndWait(e)
 		}
 	}()
 	for id := range 2 {
@@ -343,7 +313,7 @@ func TestConcurrentUpserts(t *testing.T) {
 	others.Wait()
 	require.Nil(t, failed.Load())
 
-	rp := encoding.SeqNum(reads.c.ReadPoint())
+	rp := encoding.SeqNum(reads.mvcc.ReadPoint())
 	want := Size{}
 	counters := map[string]uint64{}
 	for _, c := range scanAll(s, rp) {

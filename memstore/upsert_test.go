@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/mvcc"
 )
 
 // columnCells returns the cells of row's column q a scanner at readPoint
@@ -158,8 +159,18 @@ func TestUpsertOwnMemory(t *testing.T) {
 // is done, and oldest answers the oldest held, or the current read point.
 type testReads struct {
 	readPoint atomic.Uint64
-	mu        sync.Mutex
-	held      map[int]encoding.SeqNum
+	// mvcc, if set, is where the read point comes from instead.
+	mvcc *mvcc.Control
+	mu   sync.Mutex
+	held map[int]encoding.SeqNum
+}
+
+// current returns the read point a read starting now takes.
+func (r *testReads) current() encoding.SeqNum {
+	if r.mvcc != nil {
+		return encoding.SeqNum(r.mvcc.ReadPoint())
+	}
+	return encoding.SeqNum(r.readPoint.Load())
 }
 
 func newTestReads(rp encoding.SeqNum) *testReads {
@@ -172,7 +183,7 @@ func newTestReads(rp encoding.SeqNum) *testReads {
 // returns, and returns what f returns.
 func (r *testReads) read(id int, f func(rp encoding.SeqNum) string) string {
 	r.mu.Lock()
-	rp := encoding.SeqNum(r.readPoint.Load())
+	rp := r.current()
 	r.held[id] = rp
 	r.mu.Unlock()
 	defer func() {
@@ -186,7 +197,7 @@ func (r *testReads) read(id int, f func(rp encoding.SeqNum) string) string {
 func (r *testReads) oldest(encoding.SeqNum) (encoding.SeqNum, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rp := encoding.SeqNum(r.readPoint.Load())
+	rp := r.current()
 	for _, h := range r.held {
 		rp = min(rp, h)
 	}
