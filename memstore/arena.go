@@ -87,21 +87,59 @@ func (a *arena) copyKV(kv *encoding.KeyValue) *cell {
 // own, reused by its column (column.spare) or freed once it is removed and
 // no reader holds it. 40 bytes take the 216-byte slot to the 256-byte size
 // class, and hold a counter's row, family and qualifier of up to 32 bytes
-// and its 8-byte value.
+// and its 8-byte value; ownCellLarge, in the 320-byte class, holds up to
+// 104 (HBase PE's IncrementTest counters take 52).
 type ownCell struct {
 	c   cell
 	buf [ownCellInline]byte
 }
 
-const ownCellInline = 40
+type ownCellLarge struct {
+	c   cell
+	buf [ownCellLargeInline]byte
+}
+
+const (
+	ownCellInline      = 40
+	ownCellLargeInline = 104
+)
+
+// newUpsertCell returns the slot of a new ownCell or ownCellLarge, whichever
+// fits n bytes, and its buffer. REQUIRES: n <= ownCellLargeInline.
+func newUpsertCell(n int) (*cell, []byte) {
+	if n <= ownCellInline {
+		oc := new(ownCell)
+		return &oc.c, oc.buf[:]
+	}
+	oc := new(ownCellLarge)
+	return &oc.c, oc.buf[:]
+}
+
+// ownCellBuf returns the inline buffer of the ownCell or ownCellLarge whose
+// slot c is, of an inline capacity of n bytes.
+func ownCellBuf(c *cell, n int) []byte {
+	if n <= ownCellInline {
+		return (*ownCell)(unsafe.Pointer(c)).buf[:]
+	}
+	return (*ownCellLarge)(unsafe.Pointer(c)).buf[:]
+}
+
+// ownCellCap returns the inline capacity of the own cell whose cell takes n
+// bytes.
+func ownCellCap(n int) int {
+	if n <= ownCellInline {
+		return ownCellInline
+	}
+	return ownCellLargeInline
+}
 
 // newOwnCell returns a copy of kv outside the arena.
 func newOwnCell(kv *encoding.KeyValue) *cell {
 	var slot *cell
 	var buf []byte
-	if n := payloadLen(kv); n <= ownCellInline {
-		oc := &ownCell{}
-		slot, buf = &oc.c, oc.buf[:n]
+	if n := payloadLen(kv); n <= ownCellLargeInline {
+		slot, buf = newUpsertCell(n)
+		buf = buf[:n]
 	} else {
 		slot, buf = &cell{}, make([]byte, n)
 	}
@@ -264,8 +302,9 @@ func growSlab[T any](a *arena, cur *atomic.Pointer[slab[T]], full *slab[T], read
 	a.reserved.Add(int64(n) * int64(unsafe.Sizeof(*new(T))))
 }
 
-// ownCellOf returns the ownCell whose node v is. REQUIRES: v.recycle.
-func ownCellOf(v *version) *ownCell {
-	// v is oc.c.col.v0, at offset 0 of oc.
-	return (*ownCell)(unsafe.Pointer(v))
+// ownCellOf returns the slot of the own cell (ownCell or ownCellLarge) whose
+// node v is. REQUIRES: v.recycle.
+func ownCellOf(v *version) *cell {
+	// v is c.col.v0, at offset 0 of the slot, at offset 0 of the own cell.
+	return (*cell)(unsafe.Pointer(v))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,7 +86,7 @@ func spareHeap(s *Segment) int64 {
 	defer s.mu.Unlock()
 	s.mu.tree.Ascend(func(e entry) bool {
 		if sp := e.col.spare; sp != nil {
-			n += cellSize(&sp.c.kv).HeapSize
+			n += cellSize(&sp.kv).HeapSize
 		}
 		return true
 	})
@@ -327,6 +328,62 @@ func TestConcurrentUpserts(t *testing.T) {
 	require.Len(t, counters, writers*columns)
 	for r, n := range counters {
 		require.EqualValues(t, perW, n, r)
+	}
+	want.HeapSize += int64(s.mu.tree.Len())*btreeEntryOverhead + spareHeap(s)
+	require.Equal(t, want, s.Size())
+}
+
+// TestUpsertCellClasses: counters too large for an ownCell, as HBase PE's
+// IncrementTest ones (52 bytes), cycle through ownCellLarge cells and
+// allocate nothing either; a column whose cells change class reuses its
+// spare only for a cell of the spare's class, and its values stay right.
+func TestUpsertCellClasses(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	pe := &encoding.KeyValue{Row: []byte(strings.Repeat("0", 26)), Family: []byte("info0"),
+		Qualifier: []byte("IncrementTest"), Type: encoding.TypePut, Value: make([]byte, 8)}
+	require.Equal(t, 52, payloadLen(pe))
+	require.Greater(t, payloadLen(pe), ownCellInline)
+	seq := encoding.SeqNum(1)
+	upsert := func(kv *encoding.KeyValue, value []byte) {
+		kv.Value = value
+		kv.Timestamp, kv.SeqNum = int64(seq), seq
+		s.Upsert(kv, at(seq-1))
+		seq++
+	}
+	for range 5 {
+		upsert(pe, binary.BigEndian.AppendUint64(nil, uint64(seq)))
+	}
+	v := make([]byte, 8)
+	require.Zero(t, testing.AllocsPerRun(100, func() { upsert(pe, v) }))
+	require.NotNil(t, s.column(pe.Row, pe.Family, pe.Qualifier).spare)
+
+	small, eight, other := kv("r", "a", 0, 0, ""), []byte("8 bytes!"), []byte("small!!!")
+	for range 5 {
+		upsert(small, eight)
+	}
+	require.Zero(t, testing.AllocsPerRun(10, func() { upsert(small, eight) }))
+	// mallocs counts the allocations of one call (AllocsPerRun would make
+	// two, its warm-up changing the spare).
+	mallocs := func(f func()) uint64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.Mallocs - before.Mallocs
+	}
+	// A cell of the large class cannot have the small spare, which stays.
+	large := []byte(strings.Repeat("L", 60))
+	require.EqualValues(t, 1, mallocs(func() { upsert(small, large) }))
+	// The next small cell has it.
+	require.EqualValues(t, 0, mallocs(func() { upsert(small, other) }))
+	got := columnCells(s, "r", "a", seq)
+	require.Len(t, got, 3, "%v", got)
+	require.Equal(t, fmt.Sprintf("%d:Put/small!!!", seq-1), got[0])
+	require.Equal(t, fmt.Sprintf("%d:Put/%s", seq-2, large), got[1])
+	want := Size{}
+	for _, c := range scanAll(s, seq) {
+		want = want.Add(Size{DataSize: DataSize(c), HeapSize: cellSlotSize + int64(payloadLen(c)), CellCount: 1})
 	}
 	want.HeapSize += int64(s.mu.tree.Len())*btreeEntryOverhead + spareHeap(s)
 	require.Equal(t, want, s.Size())

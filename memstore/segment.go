@@ -100,14 +100,15 @@ type column struct {
 	// does an upsert, with the spare fields.
 	v0   version
 	head atomic.Pointer[version] // the column's first cell in the segment's order
-	// spare is the own cell an upsert last unlinked from the column, for
+	// spare is the slot of the own cell (an ownCell or ownCellLarge) an
+	// upsert last unlinked from the column, for
 	// the column's next upsert to reuse once no read can reach it: once
 	// oldest(spareSeq) answers spareSeq or more, where spareSeq is the
 	// sequence id of the upsert that unlinked it (see Upsert). A counter so
 	// cycles through three cells, the newest, the one before and the
 	// spare, and its upserts allocate nothing. They are touched only by the
 	// column's writer, which Upsert requires to be alone.
-	spare    *ownCell
+	spare    *cell
 	spareSeq encoding.SeqNum
 	// kv is a cell of the column, for the comparisons that need its family
 	// and qualifier in full. It never changes.
@@ -135,8 +136,9 @@ type version struct {
 	// Segment.Upsert): only such a node is ever unlinked, since removing a
 	// cell in the arena would free nothing.
 	own bool
-	// recycle is set for an own node that is an ownCell's and starts no
-	// column: once unlinked, its cell goes to the segment's cellPool.
+	// recycle is set for an own node that is an ownCell's or an
+	// ownCellLarge's and starts no column: once unlinked, its cell may
+	// become its column's spare.
 	recycle bool
 	// size is the cell's DataSize, for a prune that removes it
 	// (noSize if it does not fit).
@@ -526,7 +528,7 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 		col = s.column(kv.Row, kv.Family, kv.Qualifier)
 	}
 	n := payloadLen(kv)
-	if n > ownCellInline {
+	if n > ownCellLargeInline {
 		return s.addSlot(newOwnCell(kv), oldest, col)
 	}
 	if col != nil {
@@ -535,40 +537,43 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 	// A new column: its cell is allocated before mu is taken, so that the
 	// mutex is not held through an allocation (and any garbage collection
 	// work it is charged).
-	oc := new(ownCell)
-	fill(&oc.c.kv, kv, oc.buf[:n])
+	slot := newOwnCell(kv)
 	s.mu.Lock()
-	return s.addLocked(&oc.c, true, oldest, nil)
+	return s.addLocked(slot, true, oldest, nil)
 }
 
-// upsertColumn is upsert of a cell of n <= ownCellInline bytes to col, its
-// column in s, without s.mu. It reuses the column's spare cell if no read
-// can reach it any more.
+// upsertColumn is upsert of a cell of n <= ownCellLargeInline bytes to col,
+// its column in s, without s.mu. It reuses the column's spare cell if it is
+// of the class n takes and no read can reach it any more.
 func (s *Segment) upsertColumn(kv *encoding.KeyValue, n int, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), col *column) Size {
 	var d Size
-	oc := col.spare
-	if oc != nil {
-		if rp, ok := oldest(col.spareSeq); ok && rp >= col.spareSeq {
-			// Its heap size was kept while it was the spare; the cell
-			// counts it again below. Its node tells it, in the line
-			// about to be written, where its cell header is cold.
-			d.HeapSize -= oc.c.col.v0.removedSize().HeapSize
-			col.spare = nil
-			*oc = ownCell{}
-		} else {
-			oc = nil
+	var slot *cell
+	var buf []byte
+	if sp := col.spare; sp != nil {
+		// Its node tells its size, and so its class, in the line about to
+		// be written, where its cell header is cold.
+		r := sp.col.v0.removedSize()
+		if spareN := int(r.HeapSize - cellSlotSize); ownCellCap(spareN) == ownCellCap(n) {
+			if rp, ok := oldest(col.spareSeq); ok && rp >= col.spareSeq {
+				// Its heap size was kept while it was the spare; the cell
+				// counts it again below.
+				d.HeapSize -= r.HeapSize
+				col.spare = nil
+				*sp = cell{}
+				slot, buf = sp, ownCellBuf(sp, n)
+			}
 		}
 	}
-	if oc == nil {
-		oc = new(ownCell)
+	if slot == nil {
+		slot, buf = newUpsertCell(n)
 	}
-	fill(&oc.c.kv, kv, oc.buf[:n])
-	c := &oc.c.kv
+	fill(&slot.kv, kv, buf[:n])
+	c := &slot.kv
 	added := cellSize(c)
 	// Number 0: the cell is seen by every scanner its sequence id lets see
 	// it (see Upsert).
-	if s.addVersion(col, c, 0, &oc.c.col.v0) {
-		oc.c.col.v0.own, oc.c.col.v0.recycle = true, true
+	if s.addVersion(col, c, 0, &slot.col.v0) {
+		slot.col.v0.own, slot.col.v0.recycle = true, true
 	} else {
 		added.CellCount = 0
 	}
@@ -620,7 +625,8 @@ func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encodin
 }
 
 // addLocked is addSlot with s.mu held, which it releases. own is set for a
-// slot that is an ownCell's, which its column may reuse once removed.
+// slot that is an ownCell's or ownCellLarge's, which its column may reuse
+// once removed.
 func (s *Segment) addLocked(slot *cell, own bool, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
 	d := cellSize(c)
