@@ -331,6 +331,14 @@ func TestConcurrentUpserts(t *testing.T) {
 	}
 	want.HeapSize += int64(s.mu.tree.Len())*btreeEntryOverhead + spareHeap(s)
 	require.Equal(t, want, s.Size())
+	// Both kinds of writer moved the bounds, the upserts without the mutex:
+	// every write numbered 1 to rp added a cell at its number's timestamp.
+	lo, hi, ok := s.TimeRange()
+	require.True(t, ok)
+	require.Equal(t, [2]int64{1, int64(rp)}, [2]int64{lo, hi})
+	minSeq, ok := s.MinSeq()
+	require.True(t, ok)
+	require.EqualValues(t, 1, minSeq)
 }
 
 // TestUpsertCellClasses: counters too large for an ownCell, as HBase PE's
