@@ -96,7 +96,15 @@ func (m *MemStoreScanner) BackwardSeek(k encoding.Key) error {
 	return nil
 }
 func (m *MemStoreScanner) Order() int64 { return m.order }
-func (m *MemStoreScanner) Close()       { m.s.Close() }
+
+// Close returns the segment scanner to its pool and drops the cell m was
+// at. A MemStoreScanner is often kept for reuse (a Get's pooled readers):
+// the cell would keep its slab, and through the older versions its list
+// links, most of a segment that a flush has since dropped.
+func (m *MemStoreScanner) Close() {
+	m.s.Close()
+	m.s, m.cur = nil, nil
+}
 
 // StoreFileScanner reads one store file at a read point: HBase's
 // StoreFileScanner over an hfile.Iterator.
