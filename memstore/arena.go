@@ -115,22 +115,13 @@ func newUpsertCell(n int) (*cell, []byte) {
 	return &oc.c, oc.buf[:]
 }
 
-// ownCellBuf returns the inline buffer of the ownCell or ownCellLarge whose
-// slot c is, of an inline capacity of n bytes.
-func ownCellBuf(c *cell, n int) []byte {
-	if n <= ownCellInline {
-		return (*ownCell)(unsafe.Pointer(c)).buf[:]
+// ownCellBuf returns the inline buffer of the ownCell, or the ownCellLarge
+// if large, whose slot c is.
+func ownCellBuf(c *cell, large bool) []byte {
+	if large {
+		return (*ownCellLarge)(unsafe.Pointer(c)).buf[:]
 	}
-	return (*ownCellLarge)(unsafe.Pointer(c)).buf[:]
-}
-
-// ownCellCap returns the inline capacity of the own cell whose cell takes n
-// bytes.
-func ownCellCap(n int) int {
-	if n <= ownCellInline {
-		return ownCellInline
-	}
-	return ownCellLargeInline
+	return (*ownCell)(unsafe.Pointer(c)).buf[:]
 }
 
 // newOwnCell returns a copy of kv outside the arena.

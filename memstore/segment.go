@@ -539,7 +539,7 @@ func (s *Segment) upsert(kv *encoding.KeyValue, oldest func(need encoding.SeqNum
 	// work it is charged).
 	slot := newOwnCell(kv)
 	s.mu.Lock()
-	return s.addLocked(slot, true, oldest, nil)
+	return s.addLocked(slot, oldest, nil)
 }
 
 // upsertColumn is upsert of a cell of n <= ownCellLargeInline bytes to col,
@@ -553,14 +553,14 @@ func (s *Segment) upsertColumn(kv *encoding.KeyValue, n int, oldest func(need en
 		// Its node tells its size, and so its class, in the line about to
 		// be written, where its cell header is cold.
 		r := sp.col.v0.removedSize()
-		if spareN := int(r.HeapSize - cellSlotSize); ownCellCap(spareN) == ownCellCap(n) {
+		if large := n > ownCellInline; large == (int(r.HeapSize-cellSlotSize) > ownCellInline) {
 			if rp, ok := oldest(col.spareSeq); ok && rp >= col.spareSeq {
 				// Its heap size was kept while it was the spare; the cell
 				// counts it again below.
 				d.HeapSize -= r.HeapSize
 				col.spare = nil
 				*sp = cell{}
-				slot, buf = sp, ownCellBuf(sp, n)
+				slot, buf = sp, ownCellBuf(sp, large)
 			}
 		}
 	}
@@ -621,13 +621,13 @@ func (s *Segment) addSize(d Size) {
 // column in the segment, which then needs no lookup.
 func (s *Segment) addSlot(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	s.mu.Lock()
-	return s.addLocked(slot, false, oldest, known)
+	return s.addLocked(slot, oldest, known)
 }
 
-// addLocked is addSlot with s.mu held, which it releases. own is set for a
-// slot that is an ownCell's or ownCellLarge's, which its column may reuse
-// once removed.
-func (s *Segment) addLocked(slot *cell, own bool, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
+// addLocked is addSlot with s.mu held, which it releases. A cell it adds to
+// a column that exists is never recycled: an upsert's own cell goes there
+// only through upsertColumn, and one that starts a column holds it.
+func (s *Segment) addLocked(slot *cell, oldest func(need encoding.SeqNum) (encoding.SeqNum, bool), known *column) (Size, bool) {
 	c := &slot.kv
 	d := cellSize(c)
 	d.CellCount = 0 // counted below, if c is a new cell rather than a replacement
@@ -678,9 +678,6 @@ func (s *Segment) addLocked(slot *cell, own bool, oldest func(need encoding.SeqN
 		if s.addVersion(col, c, ver, &slot.col.v0) {
 			d.CellCount = 1
 			slot.col.v0.own = oldest != nil
-			// A column that replaced its old self in the tree starts at
-			// its own slot (see above): that one is never recycled.
-			slot.col.v0.recycle = own && oldest != nil && col != &slot.col
 		}
 		if oldest != nil {
 			d = d.Add(s.prune(col, c, oldest))

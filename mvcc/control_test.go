@@ -522,10 +522,11 @@ func TestBeginWithPanic(t *testing.T) {
 // inFlight returns the number of entries begun and not retired.
 func inFlight(c *Control) uint64 { return c.writePoint.Load() - c.readPoint.Load() }
 
-// TestConcurrentGrowth: goroutines hold many entries each, so the ring is
-// replaced by larger ones while other goroutines complete and drain entries
-// through the old one; every write becomes visible, and every
-// CompleteAndWait returns with its write visible.
+// TestConcurrentGrowth: with a full ring's worth of entries in flight,
+// goroutines that hold many entries each make the ring be replaced by larger
+// ones while other goroutines complete and drain entries, through the old
+// ring or the new; every write becomes visible, and every CompleteAndWait
+// returns with its write visible.
 func TestConcurrentGrowth(t *testing.T) {
 	defer checkNoLeaks(t)()
 	const writers, burst = 8, 24 // up to 192 in flight: two replacements
@@ -535,6 +536,13 @@ func TestConcurrentGrowth(t *testing.T) {
 	}
 	for iter := 0; iter < 5; iter++ {
 		c := New(uint64(iter) * 1000)
+		// The first ring's worth of entries stays in flight until the
+		// writers have made the ring grow: they drain through the new ring
+		// while this goroutine's entries, at its head, complete below.
+		first := make([]*WriteEntry, minRingSize)
+		for i := range first {
+			first[i] = c.Begin()
+		}
 		var wg sync.WaitGroup
 		var failed atomic.Value
 		for w := range writers {
@@ -561,13 +569,18 @@ func TestConcurrentGrowth(t *testing.T) {
 				}
 			}()
 		}
+		for len(c.ring.Load().slots) == minRingSize {
+			runtime.Gosched()
+		}
+		rand.New(rand.NewPCG(uint64(iter), 99)).Shuffle(len(first), func(i, j int) { first[i], first[j] = first[j], first[i] })
+		for _, e := range first {
+			c.Complete(e)
+			runtime.Gosched()
+		}
 		wg.Wait()
 		if f := failed.Load(); f != nil {
 			t.Fatal(f)
 		}
 		checkPoints(t, c, c.WritePoint(), c.WritePoint())
-		if n := len(c.ring.Load().slots); n <= minRingSize {
-			t.Logf("iteration %d: the ring never grew (%d slots)", iter, n)
-		}
 	}
 }
