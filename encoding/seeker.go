@@ -323,6 +323,12 @@ func (s *seeker) seekFrom(key Key, before, jumped bool) (int, error) {
 			if s.cells[s.pos].offset == start {
 				return SeekPrecedesBlock, nil
 			}
+			if s.pos == 0 {
+				// Only a jump leaves nothing decoded before the current
+				// cell, and it jumps to a cell the index holds as < key:
+				// the block's keys are out of order.
+				return 0, s.corruptf(int(s.cells[0].offset), "a seek jumped to a cell that is not before its key: keys out of order")
+			}
 			s.setPos(s.pos - 1)
 			return SeekBefore, nil
 		}

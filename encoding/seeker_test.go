@@ -185,11 +185,23 @@ func TestSeekerCorruptPayloads(t *testing.T) {
 func TestSeekerDamagedBlocks(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 4))
 	rounds := 3
 	if raceEnabled || testing.Short() {
 		rounds = 1
 	}
+	seekDamagedBlocks(t, seed, rounds)
+}
+
+// TestSeekerDamagedBlocksFound replays the seed with which
+// TestSeekerDamagedBlocks once panicked: a seek jumped by the block's index
+// to a damaged cell whose key was not before the one sought, and stepped
+// back from the first cell it had.
+func TestSeekerDamagedBlocksFound(t *testing.T) {
+	seekDamagedBlocks(t, 15698878134891811956, 3)
+}
+
+func seekDamagedBlocks(t *testing.T, seed uint64, rounds int) {
+	rng := rand.New(rand.NewPCG(seed, 4))
 	for _, enc := range testEncodings {
 		for _, f := range testFormats {
 			for r := 0; r < rounds; r++ {
