@@ -40,10 +40,7 @@ func (r *Region) flusher() {
 			return
 		case <-r.flushReq:
 		}
-		if r.memHeap.Load() < r.opts.FlushSize {
-			continue
-		}
-		if err := r.Flush(); err != nil && !r.closed.Load() {
+		if err := r.flushIfFull(); err != nil && !r.closed.Load() {
 			r.log.Error("region: flush failed; will retry", "region", r.dir, "err", err)
 			select {
 			case <-r.stop:
@@ -54,6 +51,30 @@ func (r *Region) flusher() {
 		}
 	}
 }
+
+// flushIfFull flushes if the memstores are at the flush size. It checks
+// with r.flushMu held: a request made while another flush ran (a caller's
+// Flush, say) finds the memstores emptied by it, and must not write the
+// few cells that arrived since as a file of their own.
+func (r *Region) flushIfFull() error {
+	if r.memHeap.Load() < r.opts.FlushSize {
+		return nil
+	}
+	if flusherWaitHook != nil {
+		flusherWaitHook()
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	if r.memHeap.Load() < r.opts.FlushSize {
+		return nil
+	}
+	_, err := r.flushLocked()
+	return err
+}
+
+// flusherWaitHook, if set (by tests, before Open), runs in flushIfFull when
+// the memstores are full, before it waits for flushMu.
+var flusherWaitHook func()
 
 // Flush writes every memstore to a new store file, publishes the files and
 // drops the WAL segments they make redundant. Writes continue during the

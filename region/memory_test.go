@@ -91,3 +91,41 @@ func TestFlushSizeCountsHeap(t *testing.T) {
 		return st.Flushes > 0 && st.MemStoreHeapSize < flushSize
 	}, 10*time.Second, 5*time.Millisecond, "%d data bytes written, heap past the flush size", data)
 }
+
+// TestFlushRequestAfterFlushSkips is the race a CI run of the ENOSPC flush
+// test met: the flusher, asked to flush while another flush held flushMu,
+// used to flush anyway once it got the lock, writing the few cells that had
+// arrived since as a file of their own. It checks the size again under the
+// lock now.
+func TestFlushRequestAfterFlushSkips(t *testing.T) {
+	const flushSize = 64 << 10
+	waiting := make(chan struct{}, 1)
+	flusherWaitHook = func() {
+		select {
+		case waiting <- struct{}{}:
+		default:
+		}
+	}
+	defer func() { flusherWaitHook = nil }()
+	r := openTest(t, t.TempDir(), func(o *Options) {
+		o.FlushSize = flushSize
+		o.DisableAutoCompaction = true
+	})
+	defer r.Close()
+	r.flushMu.Lock() // a flush in progress: the flusher waits for it
+	for i := 0; r.memHeap.Load() < flushSize; i++ {
+		require.NoError(t, r.Put(NewPut(b(fmt.Sprintf("r%06d", i))).Add(fam, b("q"), make([]byte, 100))))
+	}
+	<-waiting // the flusher found the memstore full and waits for flushMu
+	_, err := r.flushLocked()
+	require.NoError(t, err)
+	require.NoError(t, r.Put(NewPut(b("late")).Add(fam, b("q"), b("v"))))
+	r.flushMu.Unlock()
+	// The channel holds one request: once the second send goes through,
+	// the flusher has taken the first, so it is done with the request it
+	// waited on.
+	r.flushReq <- struct{}{}
+	r.flushReq <- struct{}{}
+	require.Len(t, r.Store("f").Files(), 1, "the flusher wrote the late cell as a file of its own")
+	require.Positive(t, r.Stats().MemStoreSize)
+}
