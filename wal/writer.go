@@ -120,13 +120,9 @@ type Writer struct {
 	dir  string
 	opts Options
 
-	appends, writes, syncs, rolls, bytesWritten atomic.Uint64
-
-	// written mirrors mu.written for Sync's check without the lock, and
-	// lostThrough is the highest txid in mu.lost (stored before written
-	// moves past it): Sync of a txid at or below it needs the lock.
-	written     atomic.Uint64
-	lostThrough atomic.Uint64
+	// Rounds' counters; direct appends count theirs in writerHot, and
+	// appends is mu.appended.
+	writes, syncs, rolls, bytesWritten atomic.Uint64
 
 	// flusherDone is closed when the flush goroutine exits.
 	flusherDone chan struct{}
@@ -135,42 +131,20 @@ type Writer struct {
 	// mu.busy uses it (and Reset, which runs only while no one is busy).
 	file vfs.File
 
-	// mu protects everything in it. It is held by Append (which runs under
-	// the region's mvcc lock) only to copy an entry into pending, and
-	// released around every write, sync and roll.
+	// mu protects everything in it (and in its writerHot, but for the
+	// atomics, which are read without it). It is held by Append (which
+	// runs under the region's mvcc lock) only to copy an entry into
+	// pending or into the mapped segment, and released around every
+	// write, sync and roll.
 	mu struct {
-		sync.Mutex
-		// busy is set while a goroutine does I/O on the active segment:
-		// a Sync caller leading a round, or the flush goroutine. At most
-		// one goroutine is busy, so writes never interleave. While err is
-		// set, no one is busy.
-		busy bool
-		// rollHandoff is set by a round that left the segment full: the
-		// file stays busy, handed to the flush goroutine to roll.
-		rollHandoff bool
-		// syncing is set while the active segment is fsync'd with the
-		// file not busy: by a round that had nothing to write
-		// (syncFreeLocked: a flush's SyncAll fsyncs a memstore's worth of
-		// log, tens of milliseconds that every writer used to wait out),
-		// or by a roll before it holds writers (rollLocked). Rounds that
-		// only write (SyncWAL) go on meanwhile; another fsync, a roll,
-		// Close and Reset wait for it.
-		syncing bool
-		// syncedSize is how much of the active segment an fsync has
-		// covered or a writeback has been started for; once
-		// writeBackBytes more is written, a round starts the writeback of
-		// the rest (startWriteBackLocked), so that a roll's fsync, which
-		// writers wait for, finds little left to write.
-		syncedSize int64
+		// writerHot holds the mutex and what an append touches.
+		*writerHot
 		// pending holds framed entries not yet taken by a round;
 		// pendingMaxSeq is their highest sequence id. spare is the
 		// previous round's buffer, kept for reuse.
 		pending, spare []byte
 		pendingMaxSeq  uint64
-		// Transaction ids: Append numbers entries 1, 2, 3, ...; every
-		// entry up to written has been written to the OS, every entry up
-		// to synced has been fsync'd. synced ≤ written ≤ appended.
-		appended, written, synced uint64
+		synced         uint64 // see writerHot.appended
 		// The highest txid that FSyncWAL callers wait for: a round fsyncs
 		// if it is above synced.
 		syncReq uint64
@@ -179,22 +153,91 @@ type Writer struct {
 		asyncTimer *time.Timer
 		asyncArmed bool
 		asyncDue   bool
-		// Roll requests are numbered; rollDone is the last one served.
-		rollReq, rollDone uint64
-		closing           bool
 		// err is sticky: once a write, sync or roll fails, every call
 		// that is not already satisfied returns it, until Reset.
 		err error
 		// lost are the txids that Reset dropped unwritten (or whose
 		// bytes it truncated away), with the error that lost them: a
 		// Sync of one of them must fail, not see written ≥ txid.
-		lost   []lostRange
+		lost []lostRange
+		// active is the segment appended to; its size and maxSeq are
+		// writerHot's activeSize and activeMaxSeq (activeLocked).
 		active segment
 		closed []segment // older segments, oldest first
 	}
 	// work wakes the flush goroutine; done wakes callers waiting in Sync
 	// and Roll, at the end of every round. Both use mu.
 	work, done sync.Cond
+}
+
+// writerHot is the part of Writer.mu that appends write, on two cache lines
+// of their own: appends run one after another on whichever processor, so a
+// line they write moves between the processors' caches on nearly every
+// append, inside the locks that order appends. The first line holds what a
+// direct append writes, the second what it reads and rounds change. It is
+// allocated apart from the Writer, free of pointers, so that it starts a
+// line (TestWriterHotLines).
+type writerHot struct {
+	sync.Mutex
+	// activeSize and activeMaxSeq are the active segment's size and
+	// highest sequence id.
+	activeSize   int64
+	activeMaxSeq uint64
+	// Transaction ids: Append numbers entries 1, 2, 3, ...; every entry
+	// up to written has been written to the OS, every entry up to synced
+	// has been fsync'd. synced ≤ written ≤ appended.
+	appended, written uint64
+	// Direct appends' writes and bytes (Metrics).
+	directWrites, directBytes uint64
+	// writtenMirror mirrors written for Sync's check without the lock.
+	writtenMirror atomic.Uint64
+
+	// lostThrough is the highest txid in mu.lost (stored before written
+	// moves past it): Sync of a txid at or below it needs the lock.
+	lostThrough atomic.Uint64
+	// busy is set while a goroutine does I/O on the active segment: a
+	// Sync caller leading a round, or the flush goroutine. At most one
+	// goroutine is busy, so writes never interleave. While mu.err is set,
+	// no one is busy.
+	busy bool
+	// rollHandoff is set by a round that left the segment full: the file
+	// stays busy, handed to the flush goroutine to roll.
+	rollHandoff bool
+	// syncing is set while the active segment is fsync'd with the file
+	// not busy: by a round that had nothing to write (syncFreeLocked: a
+	// flush's SyncAll fsyncs a memstore's worth of log, tens of
+	// milliseconds that every writer used to wait out), or by a roll
+	// before it holds writers (rollLocked). Rounds that only write
+	// (SyncWAL) go on meanwhile; another fsync, a roll, Close and Reset
+	// wait for it.
+	syncing bool
+	closing bool
+	// syncedSize is how much of the active segment an fsync has covered
+	// or a writeback has been started for; once writeBackBytes more is
+	// written, a round starts the writeback of the rest
+	// (startWriteBackLocked), so that a roll's fsync, which writers wait
+	// for, finds little left to write.
+	syncedSize int64
+	// Roll requests are numbered; rollDone is the last one served.
+	rollReq, rollDone uint64
+	_                 [24]byte
+}
+
+// setActiveLocked makes seg the active segment, none of it synced.
+//
+// REQUIRES: w.mu held.
+func (w *Writer) setActiveLocked(seg segment) {
+	w.mu.active = seg
+	w.mu.activeSize, w.mu.activeMaxSeq, w.mu.syncedSize = seg.size, seg.maxSeq, 0
+}
+
+// activeLocked returns the active segment, its size and maxSeq included.
+//
+// REQUIRES: w.mu held.
+func (w *Writer) activeLocked() segment {
+	seg := w.mu.active
+	seg.size, seg.maxSeq = w.mu.activeSize, w.mu.activeMaxSeq
+	return seg
 }
 
 // Open opens the WAL in dir (creating dir if needed) for appending. It first
@@ -210,6 +253,7 @@ type Writer struct {
 func Open(dir string, opts Options) (*Writer, error) {
 	opts = opts.withDefaults()
 	w := &Writer{fs: opts.FS, dir: dir, opts: opts, flusherDone: make(chan struct{})}
+	w.mu.writerHot = new(writerHot)
 	w.work.L = &w.mu
 	w.done.L = &w.mu
 	// Synced into its parent: a WAL whose directory a power loss can
@@ -226,7 +270,7 @@ func Open(dir string, opts Options) (*Writer, error) {
 		return nil, err
 	}
 	w.file = f
-	w.mu.active = seg
+	w.setActiveLocked(seg)
 	go w.flushLoop()
 	return w, nil
 }
@@ -438,7 +482,7 @@ type directFile interface {
 func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool) {
 	if w.mu.busy || len(w.mu.pending) != 0 || w.mu.written != w.mu.appended ||
 		w.mu.rollReq > w.mu.rollDone || w.segmentFullLocked() ||
-		w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() || !p.sameLength(seq) {
+		w.mu.activeSize-w.mu.syncedSize >= w.writeBackBytes() || !p.sameLength(seq) {
 		return 0, false
 	}
 	// Only now, with the file not busy, may w.file be read: the busy
@@ -458,20 +502,19 @@ func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool)
 		return 0, false
 	}
 	df.wrote(n)
-	w.mu.active.size += int64(n)
-	w.mu.active.maxSeq = max(w.mu.active.maxSeq, seq)
+	w.mu.activeSize += int64(n)
+	w.mu.activeMaxSeq = max(w.mu.activeMaxSeq, seq)
 	w.mu.appended++
 	w.setWrittenLocked(w.mu.appended)
-	w.appends.Add(1)
-	w.writes.Add(1)
-	w.bytesWritten.Add(uint64(n))
+	w.mu.directWrites++
+	w.mu.directBytes += uint64(n)
 	return w.mu.appended, true
 }
 
 // setWrittenLocked moves mu.written (and its mirror) to txid.
 func (w *Writer) setWrittenLocked(txid uint64) {
 	w.mu.written = txid
-	w.written.Store(txid)
+	w.mu.writtenMirror.Store(txid)
 }
 
 func (w *Writer) appendableLocked() error {
@@ -497,7 +540,6 @@ func (w *Writer) appendedLocked(seq uint64) uint64 {
 			w.mu.asyncTimer.Reset(w.opts.AsyncFlushInterval)
 		}
 	}
-	w.appends.Add(1)
 	return w.mu.appended
 }
 
@@ -529,7 +571,7 @@ func (w *Writer) Sync(txid uint64, d Durability) error {
 	if d == SkipWAL {
 		return nil
 	}
-	if (d == SyncWAL || d == UseDefault) && w.written.Load() >= txid && txid > w.lostThrough.Load() {
+	if (d == SyncWAL || d == UseDefault) && w.mu.writtenMirror.Load() >= txid && txid > w.mu.lostThrough.Load() {
 		// Written already (most often by appendDirectLocked), and not
 		// among the txids a Reset dropped: lostThrough is stored before
 		// written moves past them, so seeing that written means seeing
@@ -641,7 +683,7 @@ func (w *Writer) leadLocked() {
 		return
 	}
 	wroteBack := false
-	if w.mu.active.size-w.mu.syncedSize >= w.writeBackBytes() {
+	if w.mu.activeSize-w.mu.syncedSize >= w.writeBackBytes() {
 		w.startWriteBackLocked()
 		wroteBack = true
 	}
@@ -682,7 +724,7 @@ func (w *Writer) leadLocked() {
 // segmentFullLocked reports whether the active segment is due to be rolled
 // for its size. REQUIRES: w.mu held.
 func (w *Writer) segmentFullLocked() bool {
-	return w.mu.active.size >= w.opts.RollSize && !w.mu.closing
+	return w.mu.activeSize >= w.opts.RollSize && !w.mu.closing
 }
 
 // syncingCloser is a segment file whose Close fsyncs everything written
@@ -713,7 +755,7 @@ const pageSize = 4096
 // system call.
 func (w *Writer) startWriteBackLocked() {
 	wb, ok := w.file.(writeBacker)
-	from, to := w.mu.syncedSize, w.mu.active.size&^(pageSize-1)
+	from, to := w.mu.syncedSize, w.mu.activeSize&^(pageSize-1)
 	if !ok || to <= from {
 		return
 	}
@@ -741,7 +783,7 @@ func (w *Writer) writeBackBytes() int64 { return max(w.opts.RollSize/8, mapChunk
 // REQUIRES: w.mu held, by the busy goroutine, no fsync in progress. It
 // releases w.mu around the fsync.
 func (w *Writer) syncFreeLocked(path string, through uint64) bool {
-	size := w.mu.active.size // no roll while syncing: the segment stays
+	size := w.mu.activeSize // no roll while syncing: the segment stays
 	w.mu.busy, w.mu.syncing = false, true
 	w.done.Broadcast() // callers waiting to write may lead now
 	w.mu.Unlock()
@@ -773,7 +815,7 @@ func (w *Writer) syncFreeLocked(path string, through uint64) bool {
 func (w *Writer) takePendingLocked() (buf []byte, through uint64) {
 	buf, through = w.mu.pending, w.mu.appended
 	w.mu.pending, w.mu.spare = w.mu.spare[:0], nil
-	w.mu.active.maxSeq = max(w.mu.active.maxSeq, w.mu.pendingMaxSeq)
+	w.mu.activeMaxSeq = max(w.mu.activeMaxSeq, w.mu.pendingMaxSeq)
 	w.mu.pendingMaxSeq = 0
 	w.mu.asyncDue = false
 	return buf, through
@@ -793,7 +835,7 @@ func (w *Writer) finishRoundLocked(buf []byte, through uint64, sync bool, err er
 		return false
 	}
 	w.setWrittenLocked(through)
-	w.mu.active.size += int64(len(buf))
+	w.mu.activeSize += int64(len(buf))
 	if sync {
 		w.mu.synced = through
 	}
@@ -915,7 +957,7 @@ func (w *Writer) Reset() error {
 		_ = w.file.Close()
 		w.file = nil
 	}
-	old := w.mu.active
+	old := w.activeLocked()
 	if err := w.truncate(old.path, old.size); err != nil {
 		return errors.Wrapf(err, "wal: reset after %v", cause)
 	}
@@ -926,7 +968,7 @@ func (w *Writer) Reset() error {
 	w.file = f
 	if w.mu.appended > w.mu.written {
 		w.mu.lost = append(w.mu.lost, lostRange{from: w.mu.written + 1, through: w.mu.appended, err: cause})
-		w.lostThrough.Store(w.mu.appended)
+		w.mu.lostThrough.Store(w.mu.appended)
 	}
 	w.setWrittenLocked(w.mu.appended)
 	w.mu.synced = w.mu.appended
@@ -934,7 +976,7 @@ func (w *Writer) Reset() error {
 	// old.maxSeq may count dropped entries: that only keeps it from
 	// Prune a little longer.
 	w.mu.closed = append(w.mu.closed, old)
-	w.mu.active, w.mu.syncedSize = seg, 0
+	w.setActiveLocked(seg)
 	w.mu.err = nil
 	w.opts.Logger.Warn("wal: reset after a failure: truncated the active segment to its last good write and started a new one",
 		"segment", old.path, "size", old.size, "cause", cause.Error())
@@ -951,17 +993,20 @@ func (w *Writer) Segments() []SegmentInfo {
 	for _, s := range w.mu.closed {
 		out = append(out, s.info(false))
 	}
-	return append(out, w.mu.active.info(true))
+	return append(out, w.activeLocked().info(true))
 }
 
 // Metrics returns the writer's counters.
 func (w *Writer) Metrics() Metrics {
+	w.mu.Lock()
+	appends, directWrites, directBytes := w.mu.appended, w.mu.directWrites, w.mu.directBytes
+	w.mu.Unlock()
 	return Metrics{
-		Appends:      w.appends.Load(),
-		Writes:       w.writes.Load(),
+		Appends:      appends,
+		Writes:       w.writes.Load() + directWrites,
 		Syncs:        w.syncs.Load(),
 		Rolls:        w.rolls.Load(),
-		BytesWritten: w.bytesWritten.Load(),
+		BytesWritten: w.bytesWritten.Load() + directBytes,
 	}
 }
 
@@ -1136,7 +1181,7 @@ func (w *Writer) rollLocked() {
 		}
 	}
 	req := w.mu.rollReq
-	old := w.mu.active
+	old := w.activeLocked()
 	w.mu.Unlock()
 	var f vfs.File
 	var seg segment
@@ -1170,8 +1215,8 @@ func (w *Writer) rollLocked() {
 	}
 	w.file = f
 	w.mu.synced = w.mu.written
-	w.mu.closed = append(w.mu.closed, w.mu.active)
-	w.mu.active, w.mu.syncedSize = seg, 0
+	w.mu.closed = append(w.mu.closed, w.activeLocked())
+	w.setActiveLocked(seg)
 	w.mu.rollDone = req
 	w.rolls.Add(1)
 	w.done.Broadcast()
