@@ -140,9 +140,16 @@ func maskCRC(c uint32) uint32 { return (c>>15 | c<<17) + 0xa282ead8 }
 
 // rawCRC returns the CRC-32C of b without the initial and final inversion:
 // the linear part of the checksum, which is what a difference contributes.
+//
+// It runs the table a byte at a time, for the few bytes of a varint: b
+// does not escape, as it does into crc32.Update, which made every patch of
+// a sequence id allocate.
 func rawCRC(b []byte) uint32 {
-	// crc32.Update inverts its input and its output.
-	return ^crc32.Update(^uint32(0), castagnoli, b)
+	var c uint32
+	for _, x := range b {
+		c = castagnoli[byte(c)^x] ^ c>>8
+	}
+	return c
 }
 
 // gfMul multiplies a and b modulo the CRC-32C polynomial, both in register

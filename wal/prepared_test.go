@@ -121,20 +121,28 @@ func TestAppendPreparedConcurrent(t *testing.T) {
 }
 
 // TestAppendPreparedAllocs checks that appending a prepared entry and
-// syncing it does not allocate once buffers have grown.
+// syncing it does not allocate once buffers have grown, whether the entry
+// was prepared with its sequence id or with another of the same length
+// (patched in).
 func TestAppendPreparedAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("-race allocates")
 	}
-	w := openTest(t, t.TempDir(), Options{})
-	defer w.Close()
+	for _, guessOff := range []uint64{0, 3} {
+		w := openTest(t, t.TempDir(), Options{})
+		defer w.Close()
+		testAppendPreparedAllocs(t, w, guessOff)
+	}
+}
+
+func testAppendPreparedAllocs(t *testing.T, w *Writer, guessOff uint64) {
 	k, e := preparedEdit(2)
 	var p PreparedEntry
-	seq := uint64(0)
+	seq := uint64(1000) // 1000 … 2001 and their guesses: two-byte varints
 	var err error
 	allocs := testing.AllocsPerRun(1000, func() {
 		seq++
-		k.SeqNum = seq
+		k.SeqNum = seq - guessOff
 		if err = p.Prepare(k, e); err != nil {
 			return
 		}
@@ -144,7 +152,7 @@ func TestAppendPreparedAllocs(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	require.Zero(t, allocs)
+	require.Zero(t, allocs, "prepared %d below the sequence id", guessOff)
 }
 
 // TestXPow8n checks the shift of a raw CRC over n zero bytes against
