@@ -531,6 +531,7 @@ func (r *Region) commitBulkLoad(staged []stagedFile) (BulkLoadResult, error) {
 		s.mu.Lock()
 		s.files = append(s.files, f)
 		sortFiles(s.files)
+		s.noteFilesLocked()
 		s.mu.Unlock()
 	}
 	completed = true

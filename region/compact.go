@@ -205,6 +205,7 @@ func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmp
 	}
 	sortFiles(kept)
 	s.files = kept
+	s.noteFilesLocked()
 	s.mu.Unlock()
 	for _, f := range files {
 		// Open scanners keep reading through their reference (an unlinked

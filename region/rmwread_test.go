@@ -2,6 +2,7 @@ package region
 
 import (
 	"encoding/binary"
+	"math"
 	"testing"
 	"time"
 
@@ -84,4 +85,42 @@ func TestIncrementReadsMemstoreAlone(t *testing.T) {
 	for row, want := range map[string]int64{"a": 107, "b": 102, "c": 1, "d": 1, "e": 1, "f": 1} {
 		require.Equal(t, ctr(want), getValue(t, r, row, "f", "n"), row)
 	}
+}
+
+// TestRMWReadFilesMaxTS checks the store's summary of its files' newest
+// timestamp, which the read of a read-modify-write checks without the
+// store's lock: it must follow flushes, compactions and reopens, and a
+// file holding a newer version than the memstore's newest must send the
+// read past the memstore.
+func TestRMWReadFilesMaxTS(t *testing.T) {
+	dir := t.TempDir()
+	r := openTest(t, dir, func(o *Options) { o.DisableAutoCompaction = true })
+	check := func(want int64) {
+		t.Helper()
+		s := r.Store("f")
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		require.Equal(t, want, s.filesMaxTS.Load())
+	}
+	check(math.MinInt64)
+	require.NoError(t, r.Put(NewPut(b("row")).AddAt(fam, b("q"), 100, b("new"))))
+	require.NoError(t, r.Flush())
+	check(100)
+	// An older version, written later, is the memstore's newest; the
+	// file's is the row's.
+	require.NoError(t, r.Put(NewPut(b("row")).AddAt(fam, b("q"), 50, b("old"))))
+	res, err := r.Append(NewAppend(b("row")).Add(fam, b("q"), b("+")))
+	require.NoError(t, err)
+	require.Equal(t, "new+", string(res.Value(fam, b("q"))))
+	require.NoError(t, r.Put(NewPut(b("other")).AddAt(fam, b("q"), 300, b("x"))))
+	require.NoError(t, r.Flush())
+	appended := res.Cells[0].Timestamp // max(now, 100+1)
+	check(max(int64(300), appended))
+	require.NoError(t, r.Compact(true))
+	require.Len(t, r.Store("f").Files(), 1)
+	check(max(int64(300), appended))
+	require.NoError(t, r.Close())
+	r = openTest(t, dir, func(o *Options) { o.DisableAutoCompaction = true })
+	defer r.Close()
+	check(max(int64(300), appended))
 }

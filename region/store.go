@@ -96,6 +96,11 @@ type Store struct {
 	// the write lock.
 	mu    sync.RWMutex
 	files []*StoreFile // oldest first
+	// filesMaxTS is the newest timestamp in files (math.MaxInt64 if a
+	// file does not say, math.MinInt64 with none), for newestPut, which
+	// reads it without mu. noteFilesLocked sets it wherever files change,
+	// before a flush's memstore snapshot is dropped.
+	filesMaxTS atomic.Int64
 
 	compactMu sync.Mutex // one compaction at a time
 	// majors counts the store's major compactions; majorWanted is set by
@@ -187,7 +192,23 @@ func openStore(env storeEnv, dir string, opts FamilyOptions) (*Store, error) {
 		return nil, err
 	}
 	sortFiles(s.files)
+	s.noteFilesLocked()
 	return s, nil
+}
+
+// noteFilesLocked sets filesMaxTS from files.
+//
+// REQUIRES: s.mu held exclusively (or s not yet shared).
+func (s *Store) noteFilesLocked() {
+	ts := int64(math.MinInt64)
+	for _, f := range s.files {
+		maxTS, ok := f.Reader.MaxTimestamp()
+		if !ok {
+			maxTS = math.MaxInt64
+		}
+		ts = max(ts, maxTS)
+	}
+	s.filesMaxTS.Store(ts)
 }
 
 // sortFiles orders files oldest first: by MaxSeq, then by name, so that the
@@ -285,16 +306,17 @@ func (s *Store) newestPut(row, qualifier []byte, readPoint encoding.SeqNum, now 
 	} else {
 		now = math.MinInt64
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	// Without s.mu, whose reader count every write would move between
+	// the processors: the memstore is read lock-free, and filesMaxTS after
+	// it. A flush sets filesMaxTS before it drops the snapshot it wrote,
+	// so a cell read from the snapshot is the newest whether or not its
+	// file is counted yet, and once the snapshot is gone the file is.
 	kv, familyDeleted, h := s.mem.NewestHint(row, s.family, qualifier, readPoint)
 	if kv == nil || familyDeleted || kv.Type != encoding.TypePut || len(kv.Tags) != 0 || kv.Timestamp < now {
 		return nil, h, false
 	}
-	for _, f := range s.files {
-		if maxTS, ok := f.Reader.MaxTimestamp(); !ok || maxTS >= kv.Timestamp {
-			return nil, h, false
-		}
+	if s.filesMaxTS.Load() >= kv.Timestamp {
+		return nil, h, false
 	}
 	return kv, h, true
 }
@@ -416,6 +438,7 @@ func (s *Store) flushSnapshot(snap *memstore.Snapshot, flushSeq encoding.SeqNum,
 	sf.sample = sample
 	s.mu.Lock()
 	s.files = append(s.files, sf)
+	s.noteFilesLocked()
 	err = s.mem.ClearSnapshot(snap.ID)
 	s.mu.Unlock()
 	return sf, err
@@ -590,6 +613,7 @@ func (s *Store) close() {
 		f.release()
 	}
 	s.files = nil
+	s.noteFilesLocked()
 }
 
 func syncDir(fs vfs.FS, dir string) error {
