@@ -160,8 +160,9 @@ type Writer struct {
 		// bytes it truncated away), with the error that lost them: a
 		// Sync of one of them must fail, not see written ≥ txid.
 		lost []lostRange
-		// active is the segment appended to; its size and maxSeq are
-		// writerHot's activeSize and activeMaxSeq (activeLocked).
+		// active is the segment appended to, but for its size and
+		// maxSeq, which are writerHot's activeSize and activeMaxSeq and
+		// zero here (activeLocked puts them together).
 		active segment
 		closed []segment // older segments, oldest first
 	}
@@ -227,8 +228,11 @@ type writerHot struct {
 //
 // REQUIRES: w.mu held.
 func (w *Writer) setActiveLocked(seg segment) {
-	w.mu.active = seg
 	w.mu.activeSize, w.mu.activeMaxSeq, w.mu.syncedSize = seg.size, seg.maxSeq, 0
+	// Only in writerHot: a copy left here would go stale on the next
+	// append.
+	seg.size, seg.maxSeq = 0, 0
+	w.mu.active = seg
 }
 
 // activeLocked returns the active segment, its size and maxSeq included.
