@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/regionkv/regionkv/internal/gcreserve"
 )
 
 // Key identifies a cached block: HBase's BlockCacheKey (file, offset), with
@@ -251,6 +253,10 @@ type LRU[V Value] struct {
 	closing   chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	// reserve is the cache's request for Options.GCReserve, from New to
+	// Close.
+	reserve *gcreserve.Reservation
 }
 
 // New returns a cache configured by opts and starts its eviction goroutine;
@@ -261,6 +267,7 @@ func New[V Value](opts Options) (*LRU[V], error) {
 		return nil, err
 	}
 	c.done = make(chan struct{})
+	c.reserve = gcreserve.Acquire(opts.GCReserve)
 	go c.run()
 	return c, nil
 }
@@ -623,6 +630,7 @@ func (c *LRU[V]) Close() error {
 			s.mu.Unlock()
 			c.size.Add(-freed)
 		}
+		c.reserve.Release()
 	})
 	return nil
 }

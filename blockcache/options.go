@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/regionkv/regionkv/internal/gcreserve"
 	"github.com/regionkv/regionkv/internal/hbaseconf"
 )
 
@@ -78,6 +79,9 @@ const (
 	// DefaultOffHeapMinSize is regionkv.blockcache.offheap.min.size: a
 	// cache of 64 MiB or more keeps its blocks outside the Go heap.
 	DefaultOffHeapMinSize = 64 << 20
+	// DefaultGCReserve is regionkv.blockcache.gc.reserve where the program
+	// has not tuned its collector (see Options.GCReserve).
+	DefaultGCReserve = 64 << 20
 	// DefaultMemoryBudget is what a fractional hfile.block.cache.size refers
 	// to when neither Options.MemoryBudget nor GOMEMLIMIT says otherwise.
 	DefaultMemoryBudget = 1 << 30
@@ -158,6 +162,26 @@ type Options struct {
 	// only where the block bytes live changes.
 	OffHeapMinSize int64
 
+	// GCReserve is regionkv.blockcache.gc.reserve (our extension): while
+	// the cache is open, the process keeps this many bytes of the Go heap
+	// in reserve (internal/gcreserve: one pointer-free allocation that
+	// costs address space, not memory), so that the collector's heap goal
+	// is about twice that much higher and it collects that much less
+	// often. 0 or negative: none. Caches open at once share one reserve,
+	// the largest.
+	//
+	// Why: the blocks are off the heap or a small cache, so the heap the
+	// collector sees is a few MiB, and reads that return a Result per row
+	// made it collect every few milliseconds. With 64 MiB, the peer
+	// harness's scans ran 21% faster (2.05M → 2.49M rows/s, medians of 4
+	// alternations) and Increment at one thread 8%; its price is up to as
+	// much more resident memory in garbage between collections.
+	//
+	// DefaultOptions sets DefaultGCReserve, or 0 where the program has set
+	// GOGC or a memory limit: it has chosen how much garbage it allows,
+	// and a reserve would count against the limit.
+	GCReserve int64
+
 	// Now is the clock of the adaptive controller; time.Now if nil.
 	Now func() time.Time
 	// Logger receives the adaptive controller's line per period;
@@ -184,7 +208,17 @@ func DefaultOptions() Options {
 		TinyLFUSampleFactor:              DefaultTinyLFUSampleFactor,
 		TinyLFUWidthFactor:               DefaultTinyLFUWidthFactor,
 		OffHeapMinSize:                   DefaultOffHeapMinSize,
+		GCReserve:                        defaultGCReserve(),
 	}
+}
+
+// defaultGCReserve is Options.GCReserve's default: none where the program
+// tuned its collector.
+func defaultGCReserve() int64 {
+	if gcreserve.Tuned() {
+		return 0
+	}
+	return DefaultGCReserve
 }
 
 // OffHeap reports whether a cache with these options keeps its blocks
@@ -356,6 +390,12 @@ func (o *Options) SetConfig(key, value string) error {
 			return wrap(err)
 		}
 		o.OffHeapMinSize = v
+	case "regionkv.blockcache.gc.reserve":
+		v, err := p.Bytes(value)
+		if err != nil {
+			return wrap(err)
+		}
+		o.GCReserve = v
 	case "hbase.lru.blockcache.shards":
 		v, err := integer(0, math.MaxInt32)
 		if err != nil {

@@ -1,9 +1,11 @@
 package blockcache
 
 import (
+	"runtime/debug"
 	"testing"
 	"time"
 
+	"github.com/regionkv/regionkv/internal/gcreserve"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,13 +53,14 @@ func TestSetConfig(t *testing.T) {
 	set("hbase.blockcache.tinylfu.sample.factor", "20")
 	set("hbase.blockcache.tinylfu.width.factor", "8")
 	set("regionkv.blockcache.offheap.min.size", "32m")
+	set("regionkv.blockcache.gc.reserve", "16m")
 	require.Equal(t, Options{
 		Fraction: 0, MemoryBudget: 4 << 30, Policy: PolicyLRU,
 		AcceptableFactor: 0.9, MinFactor: 0.8, SingleFactor: 0.3, MultiFactor: 0.6, MemoryFactor: 0.1,
 		HardLimitFactor: 1.5, ForceInMemory: true, EvictionThread: true, MaxBlockSize: 1 << 20,
 		HeavyEvictionCountLimit: 3, HeavyEvictionMBSizeLimit: 200, HeavyEvictionOverheadCoefficient: 0.05,
 		Period: 1500 * time.Millisecond, Shards: 3, TinyLFUSampleFactor: 20, TinyLFUWidthFactor: 8,
-		OffHeapMinSize: 32 << 20,
+		OffHeapMinSize: 32 << 20, GCReserve: 16 << 20,
 	}, o)
 	require.Error(t, o.SetConfig("hbase.blockcache.tinylfu.sample.factor", "0"))
 
@@ -67,6 +70,38 @@ func TestSetConfig(t *testing.T) {
 	require.Error(t, o.SetConfig("hfile.block.cache.size", "lots"))
 	require.Error(t, o.SetConfig("hbase.lru.cache.heavy.eviction.period.ms", "0"))
 	require.Error(t, o.SetConfig("hbase.lru.rs.inmemoryforcemode", "maybe"))
+}
+
+// TestGCReserve checks that an open cache holds its GC reserve, that two
+// share the larger, and that Close gives it back; and that the default is
+// none where the program tuned its collector.
+func TestGCReserve(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	// Every other test closes its caches.
+	require.EqualValues(t, 0, gcreserve.Size())
+	o := DefaultOptions()
+	if gcreserve.Tuned() { // GOMEMLIMIT in the test's environment
+		require.EqualValues(t, 0, o.GCReserve)
+	} else {
+		require.EqualValues(t, DefaultGCReserve, o.GCReserve)
+	}
+	o.Size = 1 << 20
+	o.GCReserve = 8 << 20
+	a, err := New[*testBlock](o)
+	require.NoError(t, err)
+	require.EqualValues(t, 8<<20, gcreserve.Size())
+	o.GCReserve = 16 << 20
+	b, err := New[*testBlock](o)
+	require.NoError(t, err)
+	require.EqualValues(t, 16<<20, gcreserve.Size())
+	require.NoError(t, b.Close())
+	require.EqualValues(t, 8<<20, gcreserve.Size())
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close())
+	require.EqualValues(t, 0, gcreserve.Size())
+
+	debug.SetGCPercent(200)
+	require.EqualValues(t, 0, DefaultOptions().GCReserve)
 }
 
 // TestOffHeap checks which caches keep their blocks off the Go heap: those

@@ -83,6 +83,8 @@ var registry = []Property{
 		Doc: "Cache shards; 0: the power of two at or above 4 x GOMAXPROCS."},
 	{Name: "regionkv.blockcache.offheap.min.size", Kind: Bytes, Default: "67108864", Component: BlockCache, Ours: true,
 		Doc: "A block cache at least this large keeps its data blocks outside the Go heap (in 2 MiB huge-page chunks); negative: never."},
+	{Name: "regionkv.blockcache.gc.reserve", Kind: Bytes, Default: "67108864", Component: BlockCache, Ours: true,
+		Doc: "Go heap held in reserve while the block cache is open, so the garbage collector runs less often (a GC ballast); 0: none. Default 64 MiB, or 0 where GOGC or GOMEMLIMIT is set."},
 	{Name: "hbase.blockcache.tinylfu.sample.factor", Kind: Int, Default: "10", Component: BlockCache, Ours: true,
 		Doc: "TinyLFU: the sketch halves its counters after this many accesses per block the shard holds."},
 	{Name: "hbase.blockcache.tinylfu.width.factor", Kind: Int, Default: "4", Component: BlockCache, Ours: true,
