@@ -175,7 +175,9 @@ type Options struct {
 	// made it collect every few milliseconds. With 64 MiB, the peer
 	// harness's scans ran 21% faster (2.05M → 2.49M rows/s, medians of 4
 	// alternations) and Increment at one thread 8%; its price is up to as
-	// much more resident memory in garbage between collections.
+	// much more resident memory in garbage between collections, and the
+	// page faults of touching that memory the first time the heap grows
+	// into its new goal (8,000-12,000 in the harness, once).
 	//
 	// DefaultOptions sets DefaultGCReserve, or 0 where the program has set
 	// GOGC or a memory limit: it has chosen how much garbage it allows,
