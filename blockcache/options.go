@@ -173,8 +173,8 @@ type Options struct {
 	// Why: the blocks are off the heap or a small cache, so the heap the
 	// collector sees is a few MiB, and reads that return a Result per row
 	// made it collect every few milliseconds. With 64 MiB, the peer
-	// harness's scans ran 21% faster (2.05M → 2.49M rows/s, medians of 4
-	// alternations) and Increment at one thread 8%; its price is up to as
+	// harness's scans ran 14% faster (2.17M → 2.48M rows/s, medians of 3
+	// alternations, regionkv alone); its price is up to as
 	// much more resident memory in garbage between collections, and the
 	// page faults of touching that memory the first time the heap grows
 	// into its new goal (8,000-12,000 in the harness, once).

@@ -117,8 +117,8 @@ func Tuned() bool {
 	return tuned(s[0].Value.Uint64(), s[1].Value.Uint64())
 }
 
-// tuned is Tuned on the metrics' values: GOGC=off reads as 0, and an
-// unset limit as math.MaxInt64.
+// tuned is Tuned on the metrics' values: GOGC=off reads as
+// math.MaxUint64, and an unset limit as math.MaxInt64.
 func tuned(gogc, limit uint64) bool {
 	return gogc != 100 || limit < math.MaxInt64
 }
