@@ -258,6 +258,7 @@ func (s *seeker) jumpAhead(key Key) bool {
 // jumpTo makes sample j the only decoded cell, and current.
 func (s *seeker) jumpTo(j int) {
 	c := s.idx.cells[j]
+	s.prefetchAfter(&c)
 	if !s.idx.none {
 		s.keys = append(s.keys[:0], s.sampleKey(j)...)
 		c.keyOff = 0
@@ -266,6 +267,31 @@ func (s *seeker) jumpTo(j int) {
 	s.first = j * RestartInterval
 	s.setPos(0)
 }
+
+// prefetchAfter asks for the cache lines of the cells a seek that starts
+// at sample c is about to decode, and of c's value, in case c is the cell
+// sought. A seek in a cached block then waits for its cold lines together
+// rather than one after another as it decodes, which the hardware
+// prefetchers do not foresee in a run of a few cells. Point reads of a
+// fully cached 1M-row table (the peer harness's randread at 200%) ran
+// about 8% faster with it, 5 alternations.
+func (s *seeker) prefetchAfter(c *cellState) {
+	d := s.data
+	for o, end := max(int(c.next), 0), min(int(c.next)+prefetchSpan, len(d)); o < end; o += cacheLine {
+		prefetch(&d[o])
+	}
+	if v := int(c.valOff); v >= 0 && v < len(d) {
+		prefetch(&d[v])
+	}
+}
+
+// prefetchSpan is how many bytes after a sample prefetchAfter asks for:
+// about three cells with 100-byte values, as many as a seek decodes past a
+// sample with RestartInterval 4. (320 did better than 192 and 448.)
+const prefetchSpan = 320
+
+// cacheLine is the processor's cache line size, as prefetch sees it.
+const cacheLine = 64
 
 // InitSeek implements Seeker. With an index it does not read the block's
 // header, checked when the index was built from the same payload, nor

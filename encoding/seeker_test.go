@@ -448,3 +448,23 @@ func TestSeekerStartsRow(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchAfter checks that prefetchAfter asks only for bytes of the
+// block, whatever offsets a sample's state holds: it must never index
+// outside the payload.
+func TestPrefetchAfter(t *testing.T) {
+	s := &seeker{data: make([]byte, 1000)}
+	for _, c := range []cellState{
+		{next: 0, valOff: 0},
+		{next: 990, valOff: 999},
+		{next: 1000, valOff: 1000},
+		{next: 5000, valOff: 5000},
+		{next: -64, valOff: -1},
+	} {
+		require.NotPanics(t, func() { s.prefetchAfter(&c) }, "next %d valOff %d", c.next, c.valOff)
+	}
+	s.data = nil
+	require.NotPanics(t, func() { s.prefetchAfter(&cellState{}) })
+	var b byte
+	prefetch(&b) // the assembly stub on amd64
+}

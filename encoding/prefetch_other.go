@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package encoding
+
+func prefetch(p *byte) {}
