@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
 )
 
 func checkPoints(t *testing.T, c *Control, read, write uint64) {
@@ -582,5 +583,53 @@ func TestConcurrentGrowth(t *testing.T) {
 			t.Fatal(f)
 		}
 		checkPoints(t, c, c.WritePoint(), c.WritePoint())
+	}
+}
+
+// TestCompleteAfterConcurrentRetire: a Complete that finds its entry at the
+// head of the queue may be overtaken, before it looks the entry up in the
+// ring, by another goroutine's drain, which retires the entry (it is marked
+// completed already), and by Begins that reuse the entry's slot or replace
+// the ring. The entry is then visible, and Complete must say so, not report
+// a broken queue (which a tool/pe test once hit with 200 writers).
+func TestCompleteAfterConcurrentRetire(t *testing.T) {
+	for _, grow := range []bool{false, true} {
+		c := New(0)
+		es := make([]*WriteEntry, minRingSize)
+		for i := range es {
+			es[i] = c.Begin()
+		}
+		for _, e := range es[2:] {
+			require.False(t, c.Complete(e))
+		}
+		require.True(t, c.Complete(es[0]))
+		require.EqualValues(t, 1, c.ReadPoint())
+
+		// Complete(es[1]) loads read point 1; before it looks at the ring,
+		// "another goroutine" drains (es[1] is marked completed by then)
+		// and begins enough writes to reuse es[1]'s slot, or to grow the
+		// ring past it.
+		var later []*WriteEntry
+		testHookBeforeRingCheck = func() {
+			testHookBeforeRingCheck = nil
+			c.drain()
+			n := 2
+			if grow {
+				n = minRingSize + 1
+			}
+			for i := 0; i < n; i++ {
+				later = append(later, c.Begin())
+			}
+		}
+		require.True(t, c.Complete(es[1]), "grow=%t", grow)
+		require.Nil(t, testHookBeforeRingCheck, "the hook did not run")
+		require.EqualValues(t, minRingSize, c.ReadPoint())
+		if grow {
+			require.Greater(t, len(c.ring.Load().slots), minRingSize)
+		}
+		for _, e := range later {
+			c.CompleteAndWait(e)
+		}
+		checkPoints(t, c, uint64(minRingSize+len(later)), uint64(minRingSize+len(later)))
 	}
 }
