@@ -76,8 +76,10 @@
 // without taking the mutex. Rounds then carry only what cannot go that way
 // (records re-framed for a longer sequence id, records that would cross
 // into the next mapped chunk, and everything while a record is pending),
-// and they still start writebacks and hand full segments to the flush
-// goroutine to roll.
+// and they still hand full segments to the flush goroutine to roll. Every
+// eighth of a roll, the flush goroutine starts the writeback of what is
+// written (sync_file_range, not an fsync) with the segment free for
+// appends, so that the roll's fsync finds little left.
 //
 // # Failure
 //

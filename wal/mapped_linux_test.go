@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,6 +243,106 @@ func TestMappedWriteBackAhead(t *testing.T) {
 	seqs, stats := replaySeqs(t, vfs.Default, dir, 0)
 	require.Equal(t, seqRange(1, uint64(n)), seqs)
 	require.False(t, stats.TornTail)
+}
+
+// TestWriteBackBesideWriters: the writeback of a mapped segment runs in the
+// flush goroutine with the file free. While it is in progress (held here in
+// writeBackHook), SyncWAL entries are still framed straight into the
+// mapping and their Syncs return; a roll asked for meanwhile waits for it,
+// then happens; the log reads back whole.
+func TestWriteBackBesideWriters(t *testing.T) {
+	dir := t.TempDir()
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	writeBackHook = func() {
+		once.Do(func() {
+			close(started)
+			<-release
+		})
+	}
+	defer func() { writeBackHook = nil }()
+	w := openTest(t, dir, Options{RollSize: 8 << 20, AsyncFlushInterval: time.Hour}) // write back every MiB
+	k, e := preparedEdit(3)
+	var p PreparedEntry
+	seq := uint64(0)
+	appendOne := func() {
+		t.Helper()
+		seq++
+		k.SeqNum = seq
+		require.NoError(t, p.Prepare(k, e))
+		txid, err := w.AppendPrepared(&p, seq)
+		require.NoError(t, err)
+		require.NoError(t, w.Sync(txid, SyncWAL))
+	}
+	deadline := time.After(30 * time.Second)
+	for held := false; !held; {
+		appendOne()
+		select {
+		case <-started:
+			held = true
+		case <-deadline:
+			t.Fatal("no writeback started")
+		default:
+		}
+	}
+	w.mu.Lock()
+	require.True(t, w.mu.syncing, "the writeback holds off fsyncs and rolls")
+	require.False(t, w.mu.busy, "the writeback leaves the file free")
+	w.mu.Unlock()
+	before := w.Metrics()
+	for i := 0; i < 1000; i++ {
+		appendOne()
+	}
+	after := w.Metrics()
+	require.Equal(t, before.Appends+1000, after.Appends)
+	require.Equal(t, before.Writes+1000, after.Writes, "each entry written by its own append, no round")
+	seqs, _ := loggedSeqs(t, dir)
+	require.Equal(t, seqRange(1, seq), seqs, "every entry is in the file while the writeback is held")
+
+	rolled := make(chan error, 1)
+	go func() { rolled <- w.Roll() }()
+	select {
+	case err := <-rolled:
+		t.Fatalf("a roll ran during the writeback: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-rolled:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the roll never ran after the writeback")
+	}
+	w.mu.Lock()
+	require.Zero(t, w.mu.syncedSize, "a new segment starts unsynced")
+	w.mu.Unlock()
+	require.Len(t, w.Segments(), 2)
+	appendOne()
+	require.NoError(t, w.Close())
+	seqs, stats := loggedSeqs(t, dir)
+	require.Equal(t, seqRange(1, seq), seqs)
+	require.False(t, stats.TornTail)
+}
+
+// TestPlainSegmentNoWriteBack: a segment written with write(2) is not
+// written back ahead, and its growth does not keep asking the flush
+// goroutine to.
+func TestPlainSegmentNoWriteBack(t *testing.T) {
+	dir := t.TempDir()
+	w := openTest(t, dir, Options{RollSize: 8 << 20, PlainWrites: true})
+	r := newRegion(w, 0)
+	n := 0
+	for w.Segments()[0].Size < 3<<20 {
+		r.mustWrite(t, SyncWAL, 1000)
+		n += 1000
+	}
+	w.mu.Lock()
+	require.False(t, w.mu.writeBackDue)
+	require.Zero(t, w.mu.syncedSize)
+	w.mu.Unlock()
+	require.NoError(t, w.Close())
+	seqs, _ := replaySeqs(t, vfs.Default, dir, 0)
+	require.Equal(t, seqRange(1, uint64(n)), seqs)
 }
 
 // TestDirectAppend: on a mapped segment, AppendPrepared writes a record

@@ -208,15 +208,20 @@ type writerHot struct {
 	// not busy: by a round that had nothing to write (syncFreeLocked: a
 	// flush's SyncAll fsyncs a memstore's worth of log, tens of
 	// milliseconds that every writer used to wait out), or by a roll
-	// before it holds writers (rollLocked). Rounds that only write
-	// (SyncWAL) go on meanwhile; another fsync, a roll, Close and Reset
-	// wait for it.
+	// before it holds writers (rollLocked); and while the flush goroutine
+	// starts the segment's writeback (writeBackFreeLocked). Rounds that
+	// only write (SyncWAL) and direct appends go on meanwhile; another
+	// fsync, a roll, Close and Reset wait for it.
 	syncing bool
 	closing bool
+	// writeBackDue is set once the active segment has grown writeBackBytes
+	// past syncedSize: the flush goroutine then starts the writeback of
+	// the rest (writeBackFreeLocked).
+	writeBackDue bool
 	// syncedSize is how much of the active segment an fsync has covered
 	// or a writeback has been started for; once writeBackBytes more is
-	// written, a round starts the writeback of the rest
-	// (startWriteBackLocked), so that a roll's fsync, which writers wait
+	// written, the flush goroutine starts the writeback of the rest
+	// (writeBackFreeLocked), so that a roll's fsync, which writers wait
 	// for, finds little left to write.
 	syncedSize int64
 	// Roll requests are numbered; rollDone is the last one served.
@@ -485,8 +490,7 @@ type directFile interface {
 // REQUIRES: w.mu held, the writer appendable.
 func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool) {
 	if w.mu.busy || len(w.mu.pending) != 0 || w.mu.written != w.mu.appended ||
-		w.mu.rollReq > w.mu.rollDone || w.segmentFullLocked() ||
-		w.mu.activeSize-w.mu.syncedSize >= w.writeBackBytes() || !p.sameLength(seq) {
+		w.mu.rollReq > w.mu.rollDone || w.segmentFullLocked() || !p.sameLength(seq) {
 		return 0, false
 	}
 	// Only now, with the file not busy, may w.file be read: the busy
@@ -512,6 +516,7 @@ func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool)
 	w.setWrittenLocked(w.mu.appended)
 	w.mu.directWrites++
 	w.mu.directBytes += uint64(n)
+	w.checkWriteBackLocked()
 	return w.mu.appended, true
 }
 
@@ -686,11 +691,7 @@ func (w *Writer) leadLocked() {
 	if free && !w.syncFreeLocked(path, through) {
 		return
 	}
-	wroteBack := false
-	if w.mu.activeSize-w.mu.syncedSize >= w.writeBackBytes() {
-		w.startWriteBackLocked()
-		wroteBack = true
-	}
+	w.checkWriteBackLocked()
 	if w.segmentFullLocked() && !w.mu.syncing {
 		// The round left the segment full. The flush goroutine rolls it,
 		// not this caller: a roll's first fsync takes milliseconds (tens
@@ -704,20 +705,14 @@ func (w *Writer) leadLocked() {
 		w.work.Signal()
 		// The flush goroutine may be in rollLocked already, waiting on
 		// done for the file; finishRoundLocked's broadcast may have come
-		// before rollHandoff was set (startWriteBackLocked releases the
-		// lock in between), and then this is its only wake-up.
+		// before rollHandoff was set (syncFreeLocked releases the lock in
+		// between), and then this is its only wake-up.
 		w.done.Broadcast()
 		return
 	}
 	w.mu.busy = false
-	if wroteBack {
-		// The writeback released the lock after finishRoundLocked's
-		// broadcast: a caller that appended meanwhile found the file busy
-		// and waits again; without this it would wait for the next
-		// round, which may be the flush goroutine's a second later.
-		w.done.Broadcast()
-	}
-	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written {
+	if w.mu.closing || w.mu.rollReq > w.mu.rollDone || w.mu.asyncDue && w.mu.appended > w.mu.written ||
+		w.mu.writeBackDue {
 		// The flush goroutine waits for the file to be free. Signal only
 		// then: waking it for nothing would cost a lone writer the
 		// goroutine switch this design avoids.
@@ -744,32 +739,68 @@ type writeBacker interface {
 	StartWriteBack(from, to int64) error
 }
 
-// pageSize is the page size startWriteBackLocked rounds down to; a
+// pageSize is the page size writeBackFreeLocked rounds down to; a
 // multiple of it is a page boundary on every platform we run on.
 const pageSize = 4096
 
-// startWriteBackLocked starts the writeback of what the active segment
+// checkWriteBackLocked marks the writeback of the active segment due, and
+// wakes the flush goroutine for it, once the segment has grown
+// writeBackBytes past syncedSize, if it can be written back (mapped).
+//
+// REQUIRES: w.mu held, by the busy goroutine or with the file free (it
+// reads w.file).
+func (w *Writer) checkWriteBackLocked() {
+	if !w.mu.writeBackDue && w.mu.activeSize-w.mu.syncedSize >= w.writeBackBytes() {
+		if _, ok := w.file.(writeBacker); ok {
+			w.mu.writeBackDue = true
+			w.work.Signal()
+		}
+	}
+}
+
+// writeBackFreeLocked starts the writeback of what the active segment
 // holds past syncedSize, to its last whole page, so that the next fsync (a
 // roll's, which writers wait for) finds little left. It only queues the
-// I/O, once every writeBackBytes, and it is not an fsync: synced does not
-// move. A failure is left to that fsync to report. A segment that cannot
-// (not mapped) is left as it was.
+// I/O, and it is not an fsync: synced does not move. A failure is left to
+// that fsync to report. A segment that cannot (not mapped) is left as it
+// was.
 //
-// REQUIRES: w.mu held, by the busy goroutine. It releases w.mu around the
-// system call.
-func (w *Writer) startWriteBackLocked() {
+// Why the flush goroutine, with the file free: queueing the writeback of
+// an eighth of a roll (8 MiB by default) takes a millisecond or two, and a
+// round that did it held the file busy meanwhile, so that every writer
+// waited for it, once every 8 MiB of log. Now rounds and direct appends go
+// on; only the pages below the one being written are written back, and no
+// store changes them.
+//
+// REQUIRES: w.mu held, by the flush goroutine, no one busy or syncing, the
+// writer not broken. It releases w.mu around the system call, with syncing
+// set: no roll, Close or Reset replaces w.file meanwhile.
+func (w *Writer) writeBackFreeLocked() {
+	w.mu.writeBackDue = false
 	wb, ok := w.file.(writeBacker)
 	from, to := w.mu.syncedSize, w.mu.activeSize&^(pageSize-1)
 	if !ok || to <= from {
 		return
 	}
+	w.mu.syncing = true
 	w.mu.Unlock()
+	if writeBackHook != nil {
+		writeBackHook()
+	}
 	err := wb.StartWriteBack(from, to)
 	w.mu.Lock()
+	w.mu.syncing = false
 	if err == nil {
 		w.mu.syncedSize = max(w.mu.syncedSize, to)
 	}
+	// Callers waiting for the fsync in progress to end (an FSyncWAL Sync,
+	// Reset) may go on.
+	w.done.Broadcast()
 }
+
+// writeBackHook, if set (by tests), runs in writeBackFreeLocked before the
+// system call, without w.mu.
+var writeBackHook func()
 
 // writeBackBytes is how far the active segment may grow past its last
 // fsync or writeback before a round starts writing it back (see
@@ -1077,6 +1108,10 @@ func (w *Writer) flushLoop() {
 			// A Sync caller is writing or fsyncing; it signals work when
 			// done if there is any for us.
 			w.work.Wait()
+			continue
+		}
+		if w.mu.writeBackDue && !w.mu.closing {
+			w.writeBackFreeLocked()
 			continue
 		}
 		unwritten := w.mu.appended > w.mu.written
