@@ -121,7 +121,7 @@ func TestContextEndsWaits(t *testing.T) {
 	r := openTest(t, t.TempDir(), func(o *Options) { o.RowLockWait = 30 * time.Second })
 	defer r.Close()
 	// Hold the row's exclusive lock, as a long read-modify-write would.
-	rl, err := r.locks.lock(context.Background(), b("busy"), true, time.Second)
+	rl, err := r.locks.lock(context.Background(), b("busy"), true, time.Second, nil)
 	require.NoError(t, err)
 	defer r.locks.unlock(rl, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

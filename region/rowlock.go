@@ -60,6 +60,9 @@ type rowLock struct {
 	writer  bool
 	// waitCh, made by the first waiter, is closed when the lock is free.
 	waitCh chan struct{}
+	// own is set for a lock that is its holder's (see rowLocks.lock): it
+	// never goes to the shard's free list.
+	own bool
 }
 
 // rowLockSeed seeds the row hash; a per-process seed keeps crafted rows
@@ -72,9 +75,18 @@ var ErrRowLockTimeout = errors.New("region: timed out waiting for row lock")
 // lock takes row's lock, shared or exclusive, waiting at most timeout, and
 // returns the lock for unlock.
 //
+// own, if not nil, is the caller's memory for an exclusive lock: if the row
+// is not locked, own becomes its lock until unlock. A writer's scratch is
+// most often in its processor's cache, while a lock from the shard's free
+// list, its key buffer and the list itself were last written by whichever
+// processor released them: with writers on two processors, Increments
+// went about 10% faster without row locks at all, and own keeps most of
+// that. Shared locks have no single owner (the first reader may release
+// first), so they take the free list's.
+//
 // ctx's deadline, if sooner, ends the wait too (with ErrRowLockTimeout), and
 // so does its cancellation.
-func (l *rowLocks) lock(ctx context.Context, row []byte, exclusive bool, timeout time.Duration) (*rowLock, error) {
+func (l *rowLocks) lock(ctx context.Context, row []byte, exclusive bool, timeout time.Duration, own *rowLock) (*rowLock, error) {
 	h := maphash.Bytes(rowLockSeed, row)
 	s := &l.shards[h%rowLockShards]
 	var deadline <-chan time.Time
@@ -82,7 +94,10 @@ func (l *rowLocks) lock(ctx context.Context, row []byte, exclusive bool, timeout
 		s.mu.Lock()
 		rl := s.find(h, row)
 		if rl == nil {
-			rl = s.insert(h, row)
+			if !exclusive {
+				own = nil
+			}
+			rl = s.insert(h, row, own)
 		}
 		if !rl.writer && (!exclusive || rl.readers == 0) {
 			if exclusive {
@@ -142,7 +157,7 @@ func (l *rowLocks) unlock(rl *rowLock, exclusive bool) {
 func (l *rowLocks) lockRows(ctx context.Context, rows [][]byte, exclusive bool, timeout time.Duration, held []*rowLock) ([]*rowLock, error) {
 	start := len(held)
 	for _, row := range rows {
-		rl, err := l.lock(ctx, row, exclusive, timeout)
+		rl, err := l.lock(ctx, row, exclusive, timeout, nil)
 		if err != nil {
 			l.unlockRows(held[start:], exclusive)
 			return held[:start], err
@@ -212,9 +227,12 @@ func (s *rowLockShard) find(h uint64, row []byte) *rowLock {
 	return nil
 }
 
-func (s *rowLockShard) insert(h uint64, row []byte) *rowLock {
+func (s *rowLockShard) insert(h uint64, row []byte, own *rowLock) *rowLock {
 	var rl *rowLock
-	if n := len(s.free); n > 0 {
+	if own != nil {
+		rl = own
+		rl.shard, rl.own = s, true
+	} else if n := len(s.free); n > 0 {
 		rl, s.free = s.free[n-1], s.free[:n-1]
 	} else {
 		rl = &rowLock{shard: s}
@@ -234,6 +252,11 @@ func (s *rowLockShard) remove(rl *rowLock) {
 		p.next = rl.next
 	}
 	rl.next, rl.waitCh = nil, nil
+	if rl.own {
+		// The holder's memory again, key buffer and all.
+		rl.shard = nil
+		return
+	}
 	if len(s.free) < maxFreeRowLocks && cap(rl.key) <= maxReusedRowKey {
 		rl.key = rl.key[:0]
 		s.free = append(s.free, rl)

@@ -66,7 +66,7 @@ func (r *Region) batch(ctx context.Context, s *writeScratch, ms []Mutation) erro
 		return err
 	}
 	if len(ms) == 1 {
-		rl, err := r.locks.lock(ctx, ms[0].mutationRow(), false, r.opts.RowLockWait)
+		rl, err := r.locks.lock(ctx, ms[0].mutationRow(), false, r.opts.RowLockWait, nil)
 		if err != nil {
 			return err
 		}
@@ -117,6 +117,9 @@ type writeScratch struct {
 	// row is a readModifyWrite's row, copied: its cells and hints refer to
 	// the copy, so that the caller's request does not escape to the heap.
 	row []byte
+	// rowLock is the row lock of an exclusive write (readModifyWrite,
+	// CheckAndMutate) while it holds it: see rowLocks.lock.
+	rowLock rowLock
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -153,6 +156,9 @@ func (s *writeScratch) release() {
 	s.pending = encoding.KeyValue{}
 	if cap(s.row) > maxReusedRowKey {
 		s.row = nil
+	}
+	if cap(s.rowLock.key) > maxReusedRowKey {
+		s.rowLock.key = nil
 	}
 	if m := s.cur.mem; m != nil && cap(m.buf) > maxScratchBytes {
 		s.cur = Result{}
@@ -552,13 +558,15 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 	if err := r.checkResources(ctx); err != nil {
 		return nil, err
 	}
-	rl, err := r.locks.lock(ctx, row, true, r.opts.RowLockWait)
+	// The scratch first: its rowLock is the lock's while it is held, so
+	// the unlock must run before the release.
+	s := getWriteScratch()
+	defer s.release()
+	rl, err := r.locks.lock(ctx, row, true, r.opts.RowLockWait, &s.rowLock)
 	if err != nil {
 		return nil, err
 	}
 	defer r.locks.unlock(rl, true)
-	s := getWriteScratch()
-	defer s.release()
 
 	// Columns in family, qualifier order, a repeated one in call order:
 	// that is the Result's order, and it groups repeats.
@@ -765,13 +773,13 @@ func (r *Region) CheckAndMutateContext(ctx context.Context, c *CheckAndMutate) (
 	if err := r.checkResources(ctx); err != nil {
 		return false, err
 	}
-	rl, err := r.locks.lock(ctx, c.Row, true, r.opts.RowLockWait)
+	s := getWriteScratch()
+	defer s.release() // after the unlock: see readModifyWrite
+	rl, err := r.locks.lock(ctx, c.Row, true, r.opts.RowLockWait, &s.rowLock)
 	if err != nil {
 		return false, err
 	}
 	defer r.locks.unlock(rl, true)
-	s := getWriteScratch()
-	defer s.release()
 	g := &s.get
 	g.Row, g.TimeRange = c.Row, c.TimeRange
 	if c.Filter != nil {

@@ -15,20 +15,20 @@ import (
 func TestRowLockSharedAndExclusive(t *testing.T) {
 	var l rowLocks
 	row := []byte("row")
-	a, err := l.lock(context.Background(), row, false, time.Second)
+	a, err := l.lock(context.Background(), row, false, time.Second, nil)
 	require.NoError(t, err)
-	bl, err := l.lock(context.Background(), []byte("row"), false, time.Second) // shared with a
+	bl, err := l.lock(context.Background(), []byte("row"), false, time.Second, nil) // shared with a
 	require.NoError(t, err)
 	require.Same(t, a, bl)
 
 	// An exclusive waiter waits for both readers, and times out.
-	_, err = l.lock(context.Background(), row, true, 20*time.Millisecond)
+	_, err = l.lock(context.Background(), row, true, 20*time.Millisecond, nil)
 	require.ErrorIs(t, err, ErrRowLockTimeout)
 
 	got := make(chan *rowLock)
 	errc := make(chan error, 1)
 	go func() {
-		rl, err := l.lock(context.Background(), row, true, 10*time.Second)
+		rl, err := l.lock(context.Background(), row, true, 10*time.Second, nil)
 		if err != nil {
 			errc <- err
 			return
@@ -50,13 +50,13 @@ func TestRowLockSharedAndExclusive(t *testing.T) {
 	}
 
 	// Readers and writers wait for the writer; other rows do not.
-	_, err = l.lock(context.Background(), row, false, 20*time.Millisecond)
+	_, err = l.lock(context.Background(), row, false, 20*time.Millisecond, nil)
 	require.ErrorIs(t, err, ErrRowLockTimeout)
-	other, err := l.lock(context.Background(), []byte("other"), true, time.Second)
+	other, err := l.lock(context.Background(), []byte("other"), true, time.Second, nil)
 	require.NoError(t, err)
 	l.unlock(other, true)
 	l.unlock(x, true)
-	again, err := l.lock(context.Background(), row, true, time.Second)
+	again, err := l.lock(context.Background(), row, true, time.Second, nil)
 	require.NoError(t, err)
 	l.unlock(again, true)
 	for i := range l.shards {
@@ -70,7 +70,7 @@ func TestRowLockSharedAndExclusive(t *testing.T) {
 func TestRowLockHashCollision(t *testing.T) {
 	var s rowLockShard
 	const h = 42
-	a, b, c := s.insert(h, []byte("a")), s.insert(h, []byte("b")), s.insert(h, []byte("c"))
+	a, b, c := s.insert(h, []byte("a"), nil), s.insert(h, []byte("b"), nil), s.insert(h, []byte("c"), nil)
 	require.Same(t, a, s.find(h, []byte("a")))
 	require.Same(t, b, s.find(h, []byte("b")))
 	require.Same(t, c, s.find(h, []byte("c")))
@@ -84,7 +84,7 @@ func TestRowLockHashCollision(t *testing.T) {
 	require.Empty(t, s.locks)
 	require.Equal(t, [rowLockSlots]*rowLock{}, s.slots)
 	// Reused objects take their new row.
-	d := s.insert(h, []byte("d"))
+	d := s.insert(h, []byte("d"), nil)
 	require.Equal(t, "d", string(d.key))
 	require.Same(t, d, s.find(h, []byte("d")))
 }
@@ -102,7 +102,7 @@ func TestRowLockShardSpill(t *testing.T) {
 		for i := 0; i < n; i++ {
 			row := fmt.Sprintf("r%d", i)
 			h := uint64(rng.IntN(rowLockSlots + 2)) // few hashes: collisions
-			held[row] = s.insert(h, []byte(row))
+			held[row] = s.insert(h, []byte(row), nil)
 		}
 		rows := make([]string, 0, len(held))
 		for row := range held {
@@ -137,11 +137,17 @@ func TestRowLockExclusion(t *testing.T) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			// Half the workers bring their own lock memory, reused from
+			// lock to lock and row to row, as a write's scratch is.
+			var own *rowLock
+			if w%2 == 0 {
+				own = new(rowLock)
+			}
 			for i := 0; i < each; i++ {
 				k := (w + i) % rows
 				row := []byte(fmt.Sprintf("row%d", k))
 				excl := i%3 != 0
-				rl, err := l.lock(context.Background(), row, excl, 10*time.Second)
+				rl, err := l.lock(context.Background(), row, excl, 10*time.Second, own)
 				if err != nil {
 					t.Error(err)
 					return
@@ -161,4 +167,70 @@ func TestRowLockExclusion(t *testing.T) {
 		total += c
 	}
 	require.Equal(t, workers*each, total+int(shared.Load()))
+}
+
+// TestRowLockOwn: an exclusive lock of a free row is the caller's own
+// memory, which waiters find in the table; released, it leaves the table
+// and never joins the shard's free list, and it serves the next lock of
+// another row. A shared lock never takes own, and an exclusive lock of a
+// row held already waits without it.
+func TestRowLockOwn(t *testing.T) {
+	var l rowLocks
+	var own rowLock
+	row := []byte("row")
+	rl, err := l.lock(context.Background(), row, true, time.Second, &own)
+	require.NoError(t, err)
+	require.Same(t, &own, rl)
+	require.Equal(t, row, own.key)
+
+	// A reader waits for it, and gets a lock of the free list's once it
+	// is released.
+	got := make(chan *rowLock, 1)
+	go func() {
+		r, err := l.lock(context.Background(), row, false, 10*time.Second, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	require.Eventually(t, func() bool {
+		s := own.shard
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return own.waitCh != nil
+	}, 10*time.Second, time.Millisecond, "the reader never waited on the owned lock")
+	s := own.shard
+	l.unlock(rl, true)
+	require.Nil(t, own.shard)
+	require.Nil(t, own.waitCh)
+	reader := <-got
+	require.NotSame(t, &own, reader)
+	s.mu.Lock()
+	for _, f := range s.free {
+		require.NotSame(t, &own, f, "an owned lock joined the free list")
+	}
+	s.mu.Unlock()
+
+	// Held shared: an exclusive lock with own waits (and times out)
+	// without entering own into the table.
+	_, err = l.lock(context.Background(), row, true, 20*time.Millisecond, &own)
+	require.ErrorIs(t, err, ErrRowLockTimeout)
+	require.Nil(t, own.shard)
+	// A shared lock ignores own.
+	r2, err := l.lock(context.Background(), []byte("other"), false, time.Second, &own)
+	require.NoError(t, err)
+	require.NotSame(t, &own, r2)
+	l.unlock(r2, false)
+	l.unlock(reader, false)
+
+	// Free again, own serves another row.
+	rl, err = l.lock(context.Background(), []byte("another"), true, time.Second, &own)
+	require.NoError(t, err)
+	require.Same(t, &own, rl)
+	require.Equal(t, []byte("another"), own.key)
+	l.unlock(rl, true)
+	for i := range l.shards {
+		require.Empty(t, l.shards[i].locks, "shard %d holds released locks", i)
+		require.Equal(t, [rowLockSlots]*rowLock{}, l.shards[i].slots, "shard %d holds released locks", i)
+	}
 }
