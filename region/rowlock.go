@@ -80,8 +80,8 @@ var ErrRowLockTimeout = errors.New("region: timed out waiting for row lock")
 // most often in its processor's cache, while a lock from the shard's free
 // list, its key buffer and the list itself were last written by whichever
 // processor released them: with writers on two processors, Increments
-// went about 10% faster without row locks at all, and own keeps most of
-// that. Shared locks have no single owner (the first reader may release
+// from 32 goroutines went about 10% faster without row locks at all (an
+// unsafe experiment), and own recovers 3-6% of it. Shared locks have no single owner (the first reader may release
 // first), so they take the free list's.
 //
 // ctx's deadline, if sooner, ends the wait too (with ErrRowLockTimeout), and

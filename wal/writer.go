@@ -234,6 +234,8 @@ type writerHot struct {
 // REQUIRES: w.mu held.
 func (w *Writer) setActiveLocked(seg segment) {
 	w.mu.activeSize, w.mu.activeMaxSeq, w.mu.syncedSize = seg.size, seg.maxSeq, 0
+	// A writeback still due was the old segment's.
+	w.mu.writeBackDue = false
 	// Only in writerHot: a copy left here would go stale on the next
 	// append.
 	seg.size, seg.maxSeq = 0, 0
