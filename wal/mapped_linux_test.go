@@ -405,3 +405,17 @@ func TestDirectAppend(t *testing.T) {
 	require.Equal(t, []uint64{1, 200, 201, 202, 203}, seqs)
 	require.False(t, stats.TornTail)
 }
+
+// TestWarm: warm loads the first byte of every cache line of the chunk,
+// the last one partial, and no other byte.
+func TestWarm(t *testing.T) {
+	b := make([]byte, 100*cacheLine+10)
+	for i := range b {
+		b[i] = 3
+	}
+	for i := 0; i < len(b); i += cacheLine {
+		b[i] = 1
+	}
+	require.Equal(t, byte(101), warm(b))
+	require.Zero(t, warm(nil))
+}
