@@ -70,7 +70,8 @@ var ErrWritesInFlight = errors.New("mvcc: writes in flight")
 //
 // # Waking waiters
 //
-// A writer whose entry is not visible after its Complete blocks on a
+// A writer whose entry is not visible after its Complete, nor after its
+// two yields, blocks on a
 // sync.WaitGroup in its entry, registered by an atomic transition of the
 // entry's state from completed to completed-and-waiting; the drain that
 // retires the entry marks it retired with an atomic operation after moving
@@ -94,8 +95,13 @@ var ErrWritesInFlight = errors.New("mvcc: writes in flight")
 // throughput by about 60% with 64 and 256 writers; but on two idle cores
 // every yield goes through the scheduler's global run queue and its lock,
 // which both processors then fight over, and throughput fell by a quarter
-// with 64 writers and by half with 4 and 16. A server is meant to have its
-// cores to itself, so waiters block at once.
+// with 64 writers and by half with 4 and 16, when waiters yielded until
+// their write was visible. Two yields, then blocking, is what
+// CompleteAndWait does: most waits end within them, without a park and a
+// wake-up, and a wait that does not costs only two passes through the
+// scheduler. 300k Increments from 32 goroutines on 10k counters blocked
+// 45k times instead of 182k, and took 4.4 instead of 5.0 µs each (4
+// goroutines: 4.2 instead of 4.9 µs).
 //
 // Entries are not pooled: a WriteEntry may be completed again after it is
 // retired (a harmless no-op), which a recycled entry could not tell from
