@@ -81,8 +81,9 @@ var ErrRowLockTimeout = errors.New("region: timed out waiting for row lock")
 // list, its key buffer and the list itself were last written by whichever
 // processor released them: with writers on two processors, Increments
 // from 32 goroutines went about 10% faster without row locks at all (an
-// unsafe experiment), and own recovers 3-6% of it. Shared locks have no single owner (the first reader may release
-// first), so they take the free list's.
+// unsafe experiment), and own recovers 3-6% of it. Shared locks have no
+// single owner (the first reader may release first), so they take the
+// free list's.
 //
 // ctx's deadline, if sooner, ends the wait too (with ErrRowLockTimeout), and
 // so does its cancellation.

@@ -805,9 +805,9 @@ func (w *Writer) writeBackFreeLocked() {
 var writeBackHook func()
 
 // writeBackBytes is how far the active segment may grow past its last
-// fsync or writeback before a round starts writing it back (see
-// Writer.mu.syncedSize): an eighth of a roll, and at least a chunk, so
-// that small test segments roll without it.
+// fsync or writeback before the flush goroutine starts writing it back
+// (see checkWriteBackLocked): an eighth of a roll, and at least a chunk,
+// so that small test segments roll without it.
 func (w *Writer) writeBackBytes() int64 { return max(w.opts.RollSize/8, mapChunk) }
 
 // syncFreeLocked fsyncs the active segment, through txid through, with
