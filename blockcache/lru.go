@@ -829,6 +829,11 @@ func (c *LRU[V]) OffHeap() bool { return c.offHeap }
 // MaxSize returns the cache's maximum size in bytes.
 func (c *LRU[V]) MaxSize() int64 { return c.maxSize }
 
+// Full reports whether the cache has filled to its minimum size, the size
+// eviction brings it back down to: from there on, what it caches pushes
+// older blocks out (hfile.FullCache).
+func (c *LRU[V]) Full() bool { return c.size.Load() >= c.minSize }
+
 // Size returns the bytes currently charged.
 func (c *LRU[V]) Size() int64 { return c.size.Load() }
 

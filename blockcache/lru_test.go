@@ -218,6 +218,22 @@ func TestEvictionBuckets(t *testing.T) {
 	})
 }
 
+// TestFull: the cache is full from its minimum size on, the size an
+// eviction run leaves it at.
+func TestFull(t *testing.T) {
+	c := newTestLRU(t, testOptions(100_000))
+	fill(t, c, 0, 94, prioSingle) // charged 1000 each
+	require.False(t, c.Full(), "at %d", c.Size())
+	fill(t, c, 100, 1, prioSingle)
+	require.True(t, c.Full(), "at %d", c.Size())
+	fill(t, c, 200, 10, prioSingle)
+	c.runEviction(0)
+	require.EqualValues(t, 95_000, c.Size())
+	require.True(t, c.Full(), "after eviction")
+	c.EvictFile(7) // fill's file
+	require.False(t, c.Full(), "empty")
+}
+
 func TestEvictionForceInMemory(t *testing.T) {
 	opts := testOptions(100_000)
 	opts.ForceInMemory = true

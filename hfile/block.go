@@ -260,6 +260,10 @@ type Block struct {
 	// dropped is set when a RefCountingCache drops this heap block, so that
 	// a reader that pinned it stops using it (see pin.go).
 	dropped atomic.Bool
+	// churn is set on a data block read on a miss into a full cache
+	// (FullCache), until a lookup finds it: an Iterator that reads it
+	// through does not record its RestartIndex (see Iterator.setBlock).
+	churn atomic.Bool
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

@@ -207,9 +207,9 @@ func (it *Iterator) setBlock(b *Block) error {
 	if err := it.seeker.InitIndexed(b.Data, idx); err != nil {
 		return it.dropNew(b, it.wrapBlockErr(err, b))
 	}
-	if idx == nil && b.state != blockPooled {
+	if idx == nil && b.state != blockPooled && !b.churn.Load() {
 		// A cached block: if this iterator reads it through, its index
-		// comes for free (see Reader.dataBlock).
+		// comes nearly free (see Reader.dataBlock and FullCache).
 		it.seeker.RecordRestartIndex()
 	}
 	it.install(b)

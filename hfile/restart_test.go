@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/regionkv/regionkv/encoding"
@@ -158,4 +159,88 @@ func TestScanRecordsRestartIndex(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fullMapCache is a mapCache that reports itself full (FullCache) while
+// full is set.
+type fullMapCache struct {
+	*mapCache
+	full atomic.Bool
+}
+
+func (c *fullMapCache) Full() bool { return c.full.Load() }
+
+// TestScanInFullCacheRecordsOnlyHits: a scan that reads blocks from disk
+// into a full cache does not record their restart indexes, since they tend
+// to leave the cache before a seek wants them; a later scan that finds them
+// cached records them, and so does a scan into a cache that is not full.
+func TestScanInFullCacheRecordsOnlyHits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	kvs := peCells(rng, 3000)
+	cache := &fullMapCache{mapCache: newMapCache()}
+	r := openBytes(t, writeCells(t, kvs, encoding.EncodingFastDiff, 8<<10), cache)
+	// scan reads every cell from the first and returns the offsets of the
+	// data blocks it read through, in order.
+	scan := func() []int64 {
+		it := r.NewIterator(true)
+		defer it.Close()
+		_, err := it.SeekTo(kvs[0].Key())
+		require.NoError(t, err)
+		var offs []int64
+		for ok := true; ok; {
+			if len(offs) == 0 || offs[len(offs)-1] != it.blk.Offset {
+				offs = append(offs, it.blk.Offset)
+			}
+			ok, err = it.Next()
+			require.NoError(t, err)
+		}
+		return offs
+	}
+	indexed := func(offs []int64) (n int) {
+		for _, off := range offs {
+			b := cache.m[[2]int64{0, off}]
+			require.NotNil(t, b, "block at %d cached", off)
+			if b.restarts.Load() != nil {
+				n++
+			}
+		}
+		return n
+	}
+
+	cache.full.Store(true)
+	offs := scan()
+	require.Greater(t, len(offs), 3)
+	// The first block gets its index from the seek's lookup, a miss: none.
+	require.Zero(t, indexed(offs), "blocks read from disk into a full cache")
+	for _, off := range offs {
+		require.True(t, cache.m[[2]int64{0, off}].churn.Load(), "block at %d", off)
+	}
+
+	// The second scan finds every block cached: the seek builds the first
+	// block's index, and the scan records the others'.
+	require.Equal(t, offs, scan())
+	require.Equal(t, len(offs), indexed(offs), "blocks a scan found cached")
+	for _, off := range offs {
+		require.False(t, cache.m[[2]int64{0, off}].churn.Load(), "block at %d", off)
+	}
+
+	// Into a cache that is not full, the first scan records.
+	cache2 := newMapCache()
+	r2 := openBytes(t, writeCells(t, kvs, encoding.EncodingFastDiff, 8<<10), cache2)
+	it := r2.NewIterator(true)
+	defer it.Close()
+	_, err := it.SeekTo(kvs[0].Key())
+	require.NoError(t, err)
+	for ok := true; ok; {
+		ok, err = it.Next()
+		require.NoError(t, err)
+	}
+	n := 0
+	for _, b := range cache2.m {
+		if b.Type.IsData() && b.restarts.Load() != nil {
+			n++
+		}
+	}
+	// Every block: the seek landed on the first block's first cell.
+	require.Equal(t, len(offs), n)
 }

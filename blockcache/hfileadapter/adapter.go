@@ -27,6 +27,7 @@ var (
 	_ hfile.OffHeapCache      = Cache{}
 	_ hfile.SampledCache      = Cache{}
 	_ hfile.DataBlockSkipper  = Cache{}
+	_ hfile.FullCache         = Cache{}
 )
 
 // New returns a Cache configured by opts; Close stops its eviction goroutine.
