@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -241,5 +243,83 @@ func TestInitSeek(t *testing.T) {
 				require.Equal(t, first, []byte(sk.FirstKey()), msg)
 			}
 		}
+	}
+}
+
+// TestRestartIndexOneAllocation: a finished index is one allocation, with
+// no pointer out of it (its slices point into it), that stays intact while
+// only its slices are held, across collections; indexes of every size,
+// none of whose slices may point past the allocation's end (a pointer
+// there would name whatever object follows, and the collector would find
+// it freed: "found pointer to free object").
+func TestRestartIndexOneAllocation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	type held struct {
+		cells           []cellState
+		keys, prefix    []byte
+		win             []uint64
+		wantCells       []cellState
+		wantKeys, wantP []byte
+		wantWin         []uint64
+	}
+	var all []held
+	for _, enc := range testEncodings {
+		if enc == EncodingRowIndexV1 {
+			continue // carries its own index
+		}
+		for _, f := range testFormats {
+			for _, n := range []int{1, 2, 3, 5, 9, 40, 200} {
+				cmp := testComparers[n%len(testComparers)]
+				cells := randomCells(rng, n, cmp)
+				payload := encodeBlock(t, enc, f, cells)
+				s, err := NewSeeker(enc, f, cmp)
+				require.NoError(t, err)
+				require.NoError(t, s.Init(payload))
+				x, err := s.BuildRestartIndex()
+				require.NoError(t, err)
+				require.Positive(t, x.size)
+				require.Equal(t, int64(x.size)+8, x.MemSize())
+				// Every slice lies inside the allocation, none starts at its end.
+				base, end := uintptr(unsafe.Pointer(x)), uintptr(unsafe.Pointer(x))+uintptr(x.size)
+				inside := func(name string, p unsafe.Pointer, bytes int) {
+					if p == nil {
+						return
+					}
+					at := uintptr(p)
+					require.True(t, at >= base && at < end && at+uintptr(bytes) <= end,
+						"%s at %#x+%d outside [%#x, %#x)", name, at, bytes, base, end)
+				}
+				inside("cells", unsafe.Pointer(unsafe.SliceData(x.cells)), cap(x.cells)*int(unsafe.Sizeof(cellState{})))
+				inside("keys", unsafe.Pointer(unsafe.SliceData(x.keys)), cap(x.keys))
+				inside("rowPrefix", unsafe.Pointer(unsafe.SliceData(x.rowPrefix)), cap(x.rowPrefix))
+				inside("rowWin", unsafe.Pointer(unsafe.SliceData(x.rowWin)), 8*cap(x.rowWin))
+				// Trimming again copies into one new allocation.
+				require.Equal(t, 1.0, testing.AllocsPerRun(10, func() { x.trimmed(payload) }))
+				all = append(all, held{
+					cells: x.cells, keys: x.keys, prefix: x.rowPrefix, win: x.rowWin,
+					wantCells: slices.Clone(x.cells), wantKeys: bytes.Clone(x.keys),
+					wantP: bytes.Clone(x.rowPrefix), wantWin: slices.Clone(x.rowWin),
+				})
+			}
+		}
+	}
+	for round := 0; round < 3; round++ {
+		runtime.GC()
+		// Garbage, to reuse whatever the collector freed.
+		var junk [][]uint64
+		for i := 0; i < 2000; i++ {
+			junk = append(junk, make([]uint64, 1+rng.IntN(200)))
+			for j := range junk[i] {
+				junk[i][j] = ^uint64(0)
+			}
+		}
+		runtime.KeepAlive(junk)
+		for i, h := range all {
+			require.Equal(t, h.wantCells, h.cells, "index %d", i)
+			require.Equal(t, h.wantKeys, h.keys, "index %d", i)
+			require.Equal(t, h.wantP, h.prefix, "index %d", i)
+			require.Equal(t, h.wantWin, h.win, "index %d", i)
+		}
+		all = all[len(all)/3:] // drop some, keep the rest
 	}
 }

@@ -44,9 +44,9 @@ type RestartIndex struct {
 	// block is (see jumpAhead). Nil when fewer than two samples.
 	rowPrefix []byte
 	rowWin    []uint64
-	// winBuf holds rowWin for blocks of up to its length in samples (a
-	// 4 KiB block holds about ten), beside the fields a search reads first.
-	winBuf [12]uint64
+	// size is the bytes of the one allocation a finished index lives in
+	// (see trimmed), 0 for one being built.
+	size int
 }
 
 // MemSize returns the bytes the index keeps alive, for cache accounting.
@@ -54,12 +54,11 @@ func (x *RestartIndex) MemSize() int64 {
 	if x == nil {
 		return 0
 	}
-	const overhead = int64(unsafe.Sizeof(RestartIndex{})) + 16 // the struct and its allocation headers
-	n := overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys))
-	if cap(x.rowWin) > len(x.winBuf) {
-		n += 8 * int64(cap(x.rowWin))
+	if x.size > 0 {
+		return int64(x.size) + 8 // and the allocation's header, if any
 	}
-	return n
+	const overhead = int64(unsafe.Sizeof(RestartIndex{})) + 16 // the struct and its allocation headers
+	return overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys)) + 8*int64(cap(x.rowWin))
 }
 
 // Len returns the number of samples.
@@ -110,8 +109,15 @@ func (s *seeker) sample(x *RestartIndex) {
 // trimmed returns a copy of x whose slices hold only what x uses: an index
 // outlives the buffers it was built in. data is the block's payload, which
 // holds the keys of a NONE block's samples.
+//
+// The copy is one allocation that the collector sees as free of pointers:
+// the struct first, then the row windows, the cell states, the keys and the
+// row prefix. Its slices point into the allocation itself, which the
+// pointer to the struct keeps alive, so the collector has nothing to follow
+// in it. A block cache holding tens of thousands of indexed blocks had
+// three objects per index, two of them to scan, and marking them was a
+// large part of each collection.
 func (x *RestartIndex) trimmed(data []byte) *RestartIndex {
-	t := &RestartIndex{cells: append([]cellState(nil), x.cells...), none: x.none}
 	n := len(x.cells)
 	src := x.keys
 	if x.none {
@@ -121,7 +127,7 @@ func (x *RestartIndex) trimmed(data []byte) *RestartIndex {
 		c := &x.cells[i]
 		return Key(src[c.keyOff : c.keyOff+c.keyLen]).Row()
 	}
-	p := 0
+	p, wins := 0, 0
 	if n >= 2 {
 		// Samples are in key order, so the first and last rows' common
 		// prefix is every sample's.
@@ -129,17 +135,39 @@ func (x *RestartIndex) trimmed(data []byte) *RestartIndex {
 		for p < len(first) && p < len(last) && first[p] == last[p] {
 			p++
 		}
+		wins = n
 	}
-	// The keys and the row prefix share one allocation.
-	t.keys = append(make([]byte, 0, len(x.keys)+p), x.keys...)
+	const (
+		head     = (unsafe.Sizeof(RestartIndex{}) + 7) &^ 7
+		cellSize = unsafe.Sizeof(cellState{})
+	)
+	winsAt := head
+	cellsAt := winsAt + 8*uintptr(wins)
+	keysAt := cellsAt + cellSize*uintptr(n)
+	nk := len(x.keys)
+	total := keysAt + uintptr(nk+p)
+	words := make([]uint64, (total+7)/8) // 8-aligned, and no pointers
+	base := unsafe.Pointer(unsafe.SliceData(words))
+	t := (*RestartIndex)(base)
+	t.none, t.size = x.none, 8*len(words)
+	if n > 0 {
+		t.cells = unsafe.Slice((*cellState)(unsafe.Add(base, cellsAt)), n)
+		copy(t.cells, x.cells)
+	}
+	var kb []byte
+	if nk+p > 0 {
+		// (Not for none: the pointer would be just past the allocation,
+		// at whatever object follows it.)
+		kb = unsafe.Slice((*byte)(unsafe.Add(base, keysAt)), nk+p)
+	}
+	t.keys = kb[:nk:nk]
+	copy(t.keys, x.keys)
 	if n >= 2 {
-		t.rowPrefix = append(t.keys[len(t.keys):], row(0)[:p]...)
-		t.rowWin = t.winBuf[:0]
-		if n > len(t.winBuf) {
-			t.rowWin = make([]uint64, 0, n)
-		}
-		for i := 0; i < n; i++ {
-			t.rowWin = append(t.rowWin, rowWindow(row(i), p))
+		t.rowPrefix = kb[nk : nk+p : nk+p]
+		copy(t.rowPrefix, row(0)[:p])
+		t.rowWin = unsafe.Slice((*uint64)(unsafe.Add(base, winsAt)), wins)
+		for i := range t.rowWin {
+			t.rowWin[i] = rowWindow(row(i), p)
 		}
 	}
 	return t
