@@ -28,12 +28,7 @@ func TestRecordRestartIndex(t *testing.T) {
 				for trial := 0; trial < 40; trial++ {
 					cmp := testComparers[trial%len(testComparers)]
 					cells := randomCells(rng, 1+rng.IntN(200), cmp)
-					payload := encodeBlock(t, enc, f, cells)
-					ref, err := NewSeeker(enc, f, cmp)
-					require.NoError(t, err)
-					require.NoError(t, ref.Init(payload))
-					want, err := ref.BuildRestartIndex()
-					require.NoError(t, err)
+					payload, ref, want := indexedBlock(t, enc, f, cmp, cells)
 					candidates := seekKeys(cells)
 
 					s, err := NewSeeker(enc, f, cmp)
@@ -270,13 +265,7 @@ func TestRestartIndexOneAllocation(t *testing.T) {
 		for _, f := range testFormats {
 			for _, n := range []int{1, 2, 3, 5, 9, 40, 200} {
 				cmp := testComparers[n%len(testComparers)]
-				cells := randomCells(rng, n, cmp)
-				payload := encodeBlock(t, enc, f, cells)
-				s, err := NewSeeker(enc, f, cmp)
-				require.NoError(t, err)
-				require.NoError(t, s.Init(payload))
-				x, err := s.BuildRestartIndex()
-				require.NoError(t, err)
+				payload, _, x := indexedBlock(t, enc, f, cmp, randomCells(rng, n, cmp))
 				require.Positive(t, x.size)
 				require.Equal(t, int64(x.size)+8, x.MemSize())
 				// Every slice lies inside the allocation, none starts at its end.
