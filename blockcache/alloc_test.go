@@ -34,3 +34,35 @@ func TestGetDoesNotAllocate(t *testing.T) {
 	require.Zero(t, hits)
 	require.Zero(t, misses)
 }
+
+// TestEntriesComeInSlabs: a shard allocates its entries entrySlabLen at a
+// time, and reuses every removed one before it allocates more.
+func TestEntriesComeInSlabs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var s shard[*testBlock]
+	got := make([]*entry[*testBlock], 0, 2*entrySlabLen)
+	take := func() {
+		for range entrySlabLen {
+			got = append(got, s.newEntryLocked())
+		}
+	}
+	// AllocsPerRun calls take once more first: 2 × entrySlabLen in all.
+	require.Equal(t, 1.0, testing.AllocsPerRun(1, take), "one slab per %d entries", entrySlabLen)
+	require.Len(t, got, 2*entrySlabLen)
+
+	// Removed (as removeLocked leaves them), they are handed out again,
+	// newest first, before any new slab.
+	for _, e := range got {
+		*e = entry[*testBlock]{next: s.free}
+		s.free = e
+	}
+	s.slab = nil
+	old := got
+	got = make([]*entry[*testBlock], 0, 2*entrySlabLen)
+	require.Zero(t, testing.AllocsPerRun(1, take))
+	for i, e := range got {
+		require.Same(t, old[len(old)-1-i], e)
+	}
+}

@@ -152,15 +152,22 @@ type shard[V Value] struct {
 	// rejected the data blocks its admission turned away.
 	sk       sketch
 	rejected int64
-	// free holds up to maxFreeEntries removed entries for reuse, linked
-	// through next, so that steady eviction does not allocate. (They are
-	// not charged: at most 4 KiB a shard.)
-	free  *entry[V]
-	nfree int
-	_     [64]byte // keep the next shard's mutex off this shard's counters
+	// free holds removed entries for reuse, linked through next, and slab
+	// the entries of the last block allocated that are not handed out yet.
+	// Entries come entrySlabLen at a time and are never freed one by one,
+	// so that steady eviction does not allocate and a cache of tens of
+	// thousands of blocks is a few hundred objects for the collector to
+	// mark rather than one per block. A shard keeps as many entries as it
+	// ever held at once; each is charged while it holds a block
+	// (entryOverhead).
+	free *entry[V]
+	slab []entry[V]
+	_    [64]byte // keep the next shard's mutex off this shard's counters
 }
 
-const maxFreeEntries = 64
+// entrySlabLen is how many entries a shard allocates at once: 100 of 80
+// bytes (a pointer V) are 8,000 bytes, in Go's 8 KiB size class.
+const entrySlabLen = 100
 
 func (s *shard[V]) removeLocked(e *entry[V]) {
 	delete(s.m, e.key)
@@ -173,25 +180,22 @@ func (s *shard[V]) removeLocked(e *entry[V]) {
 	if e.ref != nil {
 		e.ref.Unref()
 	}
-	if s.nfree < maxFreeEntries {
-		*e = entry[V]{next: s.free}
-		s.free = e
-		s.nfree++
-	} else {
-		var zero V
-		e.value = zero
-	}
+	*e = entry[V]{next: s.free}
+	s.free = e
 }
 
 // newEntryLocked returns a zeroed entry, reused if possible.
 func (s *shard[V]) newEntryLocked() *entry[V] {
-	e := s.free
-	if e == nil {
-		return &entry[V]{}
+	if e := s.free; e != nil {
+		s.free = e.next
+		e.next = nil
+		return e
 	}
-	s.free = e.next
-	s.nfree--
-	e.next = nil
+	if len(s.slab) == 0 {
+		s.slab = make([]entry[V], entrySlabLen)
+	}
+	e := &s.slab[0]
+	s.slab = s.slab[1:]
 	return e
 }
 
@@ -626,7 +630,7 @@ func (c *LRU[V]) Close() error {
 				freed += e.charge
 				s.removeLocked(e)
 			}
-			s.free, s.nfree = nil, 0
+			s.free, s.slab = nil, nil
 			s.mu.Unlock()
 			c.size.Add(-freed)
 		}
