@@ -262,8 +262,20 @@ type Block struct {
 	dropped atomic.Bool
 	// churn is set on a data block read on a miss into a full cache
 	// (FullCache), until a lookup finds it: an Iterator that reads it
-	// through does not record its RestartIndex (see Iterator.setBlock).
+	// through does not record its RestartIndex (see Iterator.setBlock),
+	// and the first seek that finds it does not build one (see
+	// Reader.checkedDataBlock).
 	churn atomic.Bool
+}
+
+// clearChurn clears b's churn mark and reports whether it was set. A hit
+// calls it: the mark is read on every hit, written only once.
+func (b *Block) clearChurn() bool {
+	if !b.churn.Load() {
+		return false
+	}
+	b.churn.Store(false)
+	return true
 }
 
 // blockOverhead approximates the Go memory a Block holds beyond its data.

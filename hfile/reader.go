@@ -673,20 +673,19 @@ func (r *Reader) iterBlock(off int64, onDiskSize int, cacheIt bool) (*Block, err
 // iterBlockHit is iterBlock that also reports whether the block came from
 // the cache.
 func (r *Reader) iterBlockHit(off int64, onDiskSize int, cacheIt bool) (*Block, bool, error) {
-	return r.iterBlockLookup(off, onDiskSize, cacheIt, true)
+	b, hit, _, err := r.iterBlockLookup(off, onDiskSize, cacheIt, true)
+	return b, hit, err
 }
 
 // iterBlockLookup is iterBlockHit, looking the block up in the cache only
 // if lookup is set; a block not looked up is not offered to it either,
-// unless it is not a data block.
-func (r *Reader) iterBlockLookup(off int64, onDiskSize int, cacheIt, lookup bool) (*Block, bool, error) {
+// unless it is not a data block. churned reports a hit on a block that was
+// read into a full cache and not found there since (see FullCache).
+func (r *Reader) iterBlockLookup(off int64, onDiskSize int, cacheIt, lookup bool) (_ *Block, hit, churned bool, _ error) {
 	c := r.opts.Cache
 	if c != nil && lookup {
 		if b := c.GetBlock(r.opts.FileID, off); b != nil {
-			if b.churn.Load() {
-				b.churn.Store(false)
-			}
-			return b, true, nil
+			return b, true, b.clearChurn(), nil
 		}
 	}
 	keep := c != nil && cacheIt && lookup && (r.admitter == nil || r.admitter.AdmitsDataBlock(r.opts.FileID, off))
@@ -699,7 +698,7 @@ func (r *Reader) iterBlockLookup(off int64, onDiskSize int, cacheIt, lookup bool
 	}
 	b, err := r.readBlockMem(off, onDiskSize, mem)
 	if err != nil {
-		return nil, false, errors.Wrapf(err, "hfile %s", r.name)
+		return nil, false, false, errors.Wrapf(err, "hfile %s", r.name)
 	}
 	if !b.Type.IsData() {
 		if b.state != blockHeap {
@@ -715,7 +714,7 @@ func (r *Reader) iterBlockLookup(off int64, onDiskSize int, cacheIt, lookup bool
 		}
 		c.CacheBlock(r.opts.FileID, off, b, r.opts.InMemory)
 	}
-	return b, false, nil
+	return b, false, false, nil
 }
 
 // clone returns a heap copy of b.
@@ -738,11 +737,11 @@ func (b *Block) clone() *Block {
 // lookup, into pooled memory.
 func (r *Reader) dataBlock(off int64, onDiskSize int, cacheIt bool) (*Block, error) {
 	lookup := r.skipper == nil || !r.skipper.SkipsDataBlock(r.opts.FileID, off, true)
-	b, hit, err := r.iterBlockLookup(off, onDiskSize, cacheIt, lookup)
+	b, hit, churned, err := r.iterBlockLookup(off, onDiskSize, cacheIt, lookup)
 	if err != nil {
 		return nil, err
 	}
-	return r.checkedDataBlock(b, off, hit)
+	return r.checkedDataBlock(b, off, hit && !churned)
 }
 
 // cachedDataBlock returns the data block at off as dataBlock does if the
@@ -756,17 +755,23 @@ func (r *Reader) cachedDataBlock(off int64) (*Block, error) {
 	if b == nil {
 		return nil, nil
 	}
-	return r.checkedDataBlock(b, off, true)
+	return r.checkedDataBlock(b, off, !b.clearChurn())
 }
 
 // checkedDataBlock checks b, the data block read at off or found in the
-// cache (hit), and gives a cached one its RestartIndex.
-func (r *Reader) checkedDataBlock(b *Block, off int64, hit bool) (*Block, error) {
+// cache, and gives it its RestartIndex if index is set (a cached block).
+//
+// A block read into a full cache is indexed from its second hit on, not
+// its first (dataBlock passes index only then): most such blocks leave the
+// cache after one hit or none, and building costs about two linear seeks,
+// where the seek that skips it makes one. A reverse scan, which decodes the
+// whole block it steps into anyway, no longer decodes it twice.
+func (r *Reader) checkedDataBlock(b *Block, off int64, index bool) (*Block, error) {
 	if err := r.checkDataBlock(b, off); err != nil {
 		b.release()
 		return nil, err
 	}
-	if hit && b.restarts.Load() == nil && r.encoding != encoding.EncodingRowIndexV1 {
+	if index && b.restarts.Load() == nil && r.encoding != encoding.EncodingRowIndexV1 {
 		// (A ROW_INDEX_V1 block carries its own index.)
 		r.buildRestartIndex(b)
 	}

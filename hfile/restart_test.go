@@ -244,3 +244,36 @@ func TestScanInFullCacheRecordsOnlyHits(t *testing.T) {
 	// Every block: the seek landed on the first block's first cell.
 	require.Equal(t, len(offs), n)
 }
+
+// TestSeekInFullCacheIndexesOnSecondHit: a block read into a full cache
+// gets its restart index from the second seek that finds it cached, not
+// the first; in a cache that is not full, from the first.
+func TestSeekInFullCacheIndexesOnSecondHit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	kvs := peCells(rng, 3000)
+	data := writeCells(t, kvs, encoding.EncodingFastDiff, 8<<10)
+	key := kvs[len(kvs)/2].Key()
+	// seek seeks to key with a new iterator and returns the block it
+	// landed in.
+	seek := func(r *Reader) *Block {
+		it := r.NewIterator(true)
+		defer it.Close()
+		_, err := it.SeekTo(key)
+		require.NoError(t, err)
+		return it.blk
+	}
+	for _, full := range []bool{true, false} {
+		cache := &fullMapCache{mapCache: newMapCache()}
+		cache.full.Store(full)
+		r := openBytes(t, data, cache)
+		b := seek(r) // a miss
+		require.Nil(t, b.restarts.Load(), "full=%t: read from disk", full)
+		require.Same(t, b, seek(r))
+		if full {
+			require.Nil(t, b.restarts.Load(), "first hit")
+			require.False(t, b.churn.Load())
+			require.Same(t, b, seek(r))
+		}
+		require.NotNil(t, b.restarts.Load(), "full=%t: indexed", full)
+	}
+}
