@@ -71,8 +71,8 @@ type OffHeapCache interface {
 // the way, which costs a scan about 5% (Iterator.setBlock), unless the
 // block came from disk into a full cache and no lookup has found it since.
 // Such a block, in a cache smaller than what is read, usually leaves
-// before any seek wants it; one that a seek finds cached gets its index
-// then (see Reader.dataBlock).
+// before any seek wants it; one that lookups find cached twice gets its
+// index then (see Reader.checkedDataBlock).
 type FullCache interface {
 	Full() bool
 }
@@ -728,7 +728,8 @@ func (b *Block) clone() *Block {
 // checks its type and encoding.
 //
 // A block found in the cache gets its RestartIndex here if it has none yet,
-// so that this seek and every later one skips ahead in it. Building decodes
+// so that this seek and every later one skips ahead in it (one read into a
+// full cache, from its second hit: see checkedDataBlock). Building decodes
 // the whole block once, which costs about two linear seeks; blocks seen only
 // once (read on a miss) never pay it, and neither do scans, which reach
 // blocks through Next.
