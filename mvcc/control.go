@@ -71,16 +71,15 @@ var ErrWritesInFlight = errors.New("mvcc: writes in flight")
 // # Waking waiters
 //
 // A writer whose entry is not visible after its Complete, nor after its
-// two yields, blocks on a
-// sync.WaitGroup in its entry, registered by an atomic transition of the
-// entry's state from completed to completed-and-waiting; the drain that
-// retires the entry marks it retired with an atomic operation after moving
-// the read point past it, and if that finds a waiter, releases it. Exactly
-// one of the two transitions wins, so a waiter is either
-// released exactly once, when its write is visible, or sees that its entry
-// was retired and does not block. The entry is 32 bytes without pointers,
-// and waiting allocates nothing. Pebble's commit pipeline blocks on a
-// sync.WaitGroup per batch in the same way.
+// two yields, blocks on a sync.WaitGroup in its entry, registered by an
+// atomic transition of the entry's state from completed to
+// completed-and-waiting; the drain that retires the entry marks it retired
+// with an atomic operation after moving the read point past it, and if that
+// finds a waiter, releases it. Exactly one of the two transitions wins, so
+// a waiter is either released exactly once, when its write is visible, or
+// sees that its entry was retired and does not block. The entry is 32 bytes
+// without pointers, and waiting allocates nothing. Pebble's commit pipeline
+// blocks on a sync.WaitGroup per batch in the same way.
 //
 // The alternatives were rejected. A sync.Cond broadcast (or a generation
 // channel closed and replaced) on each advance wakes every waiter on every

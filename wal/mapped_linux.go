@@ -34,10 +34,11 @@ const mapChunk = 1 << 20
 // (MADV_POPULATE_WRITE), and every line of it loaded (see warm). A store
 // into a page of a shared file mapping that is not yet in the page tables
 // faults, and the kernel allocates, zeroes and maps the page while the
-// writer waits: one fault per 4 KiB, every 25 or so 160-byte entries, was about a tenth of a lone writer's CPU in the peer
-// harness's load (perf: do_fault under mappedFile.Write). Made ready ahead,
-// that work runs beside the writer rather than in its path: 1M harness Puts,
-// five alternations, 449k -> 496k Puts/s by medians.
+// writer waits: one fault per 4 KiB, every 25 or so 160-byte entries, was
+// about a tenth of a lone writer's CPU in the peer harness's load (perf:
+// do_fault under mappedFile.Write). Made ready ahead, that work runs beside
+// the writer rather than in its path: 1M harness Puts, five alternations,
+// 449k -> 496k Puts/s by medians.
 type mappedFile struct {
 	f    *os.File
 	fd   int
