@@ -45,20 +45,17 @@ type RestartIndex struct {
 	rowPrefix []byte
 	rowWin    []uint64
 	// size is the bytes of the one allocation a finished index lives in
-	// (see trimmed), 0 for one being built.
+	// (see trimmed); every index a seeker hands out is finished.
 	size int
 }
 
-// MemSize returns the bytes the index keeps alive, for cache accounting.
+// MemSize returns the bytes the index keeps alive, for cache accounting:
+// its allocation and the allocation's header, if any.
 func (x *RestartIndex) MemSize() int64 {
 	if x == nil {
 		return 0
 	}
-	if x.size > 0 {
-		return int64(x.size) + 8 // and the allocation's header, if any
-	}
-	const overhead = int64(unsafe.Sizeof(RestartIndex{})) + 16 // the struct and its allocation headers
-	return overhead + int64(cap(x.cells))*int64(unsafe.Sizeof(cellState{})) + int64(cap(x.keys)) + 8*int64(cap(x.rowWin))
+	return int64(x.size) + 8
 }
 
 // Len returns the number of samples.
