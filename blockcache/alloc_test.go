@@ -66,3 +66,28 @@ func TestEntriesComeInSlabs(t *testing.T) {
 		require.Same(t, old[len(old)-1-i], e)
 	}
 }
+
+// TestRemovedEntriesAllReused: every entry a removal frees is reused, so
+// that filling a shard again after emptying it allocates no entry, however
+// many blocks it held (it used to keep 64 and leave the rest to the
+// collector).
+func TestRemovedEntriesAllReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := newTestLRU(t, testOptions(1<<20)) // one shard
+	const n = 3 * entrySlabLen
+	blocks := make([]*testBlock, n)
+	for i := range blocks {
+		blocks[i] = block(c, 1000, i)
+	}
+	fill := func() {
+		for i, b := range blocks {
+			require.True(t, c.Add(Key{File: 1, Offset: int64(i)}, b, KindData, false))
+		}
+		c.EvictFile(1)
+	}
+	fill() // the map's room and the entries, once
+	require.Zero(t, testing.AllocsPerRun(3, fill))
+	checkInvariants(t, c)
+}
