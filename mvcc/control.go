@@ -105,26 +105,28 @@ var ErrWritesInFlight = errors.New("mvcc: writes in flight")
 // Entries are not pooled: a WriteEntry may be completed again after it is
 // retired (a harmless no-op), which a recycled entry could not tell from
 // the completion of a new write.
+//
+// # Cache lines
+//
+// The fields sit on three cache lines by who writes them: the read point
+// (every Complete), the write point and the lock (every Begin), and the id
+// and ring, which Complete reads on every call and which hardly change.
+// Were the id and ring on the Begin line, as they were, a Complete on one
+// processor would miss on the line the other's Begin had just written. A
+// Control is 192 bytes, a size class whose objects start on a line
+// boundary (see TestControlLayout); at 104 bytes it sat at any multiple of
+// 16, and which lines its fields shared changed from one run to the next.
 type Control struct {
 	// readPoint is the largest write number such that it and every smaller
 	// one have completed. It moves by compare-and-swap, one entry at a
 	// time, in Complete (or with mu held, in AdvanceTo), and is read
-	// without a lock. It has its cache line to itself: Complete writes it
-	// on one processor while Begin works on the next line on another.
+	// without a lock.
 	readPoint atomic.Uint64
-	_         [56]byte
+	_         [cacheLine - 8]byte
 
 	// writePoint is the last write number handed out. Written only with mu
 	// held, read without it.
 	writePoint atomic.Uint64
-	// id tells this Control's entries from those of other Controls. It is
-	// set, with mu held, by the first Begin (so the zero value works) and
-	// read without it. See controlIDs.
-	id atomic.Uint32
-	// ring holds the entries readPoint+1 … writePoint, the entry numbered n
-	// at n&mask. Begin stores entries into it with mu held and replaces it
-	// with a larger copy when it is full; Complete reads it without a lock.
-	ring atomic.Pointer[entryRing]
 	// mu orders Begins. It is held only for O(1) work per entry (plus the
 	// BeginWith action), never while waiting or waking.
 	mu struct {
@@ -134,7 +136,21 @@ type Control struct {
 		// need not read the read point's line.
 		readPoint uint64
 	}
+	_ [cacheLine - 8 - 16]byte
+
+	// id tells this Control's entries from those of other Controls. It is
+	// set, with mu held, by the first Begin (so the zero value works) and
+	// read without it. See controlIDs.
+	id atomic.Uint32
+	// ring holds the entries readPoint+1 … writePoint, the entry numbered n
+	// at n&mask. Begin stores entries into it with mu held and replaces it
+	// with a larger copy when it is full; Complete reads it without a lock.
+	ring atomic.Pointer[entryRing]
+	_    [cacheLine - 16]byte
 }
+
+// cacheLine is the size of a cache line on the processors we run on.
+const cacheLine = 64
 
 // entryRing is a power-of-two ring of entries.
 type entryRing struct {
