@@ -428,3 +428,60 @@ func TestSkipPrefixFromSequentialRows(t *testing.T) {
 	e := s.entry(&encoding.KeyValue{Row: []byte("ctrs0000009999")}, &column{})
 	require.NotZero(t, e.meta&metaHasSkip, "a later row has the skip prefix")
 }
+
+// TestSkipPrefixBeforeFirstClone: reads that come before the segment has
+// learnSkipAt cells (an Increment reads a counter's row before it writes
+// it) make it clone its tree; the prefix is picked before that first clone,
+// which would fix it for good, and the clone and the trees after it keep
+// the rows in order. A segment with no cell is read without its mutex and
+// never cloned.
+func TestSkipPrefixBeforeFirstClone(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	read := func(seq encoding.SeqNum) []string {
+		sc := s.NewScanner(seq)
+		defer sc.Close()
+		var rows []string
+		for c := sc.SeekToFirst(); c != nil; c = sc.Next() {
+			rows = append(rows, string(c.Row))
+		}
+		return rows
+	}
+	for i := 0; i < 2*cloneAfterLiveReads; i++ {
+		require.Empty(t, read(100))
+	}
+	require.Nil(t, s.readTree.Load(), "an empty segment is not cloned")
+	require.False(t, s.learned)
+
+	add := func(i int, seq encoding.SeqNum) {
+		s.Add(&encoding.KeyValue{Row: fmt.Appendf(nil, "ctrs%010d", i), Family: []byte("f"), Qualifier: []byte("v"),
+			Timestamp: 1, Type: encoding.TypePut, SeqNum: seq})
+	}
+	add(4711, 1)
+	for i := 0; i < 2*cloneAfterLiveReads; i++ {
+		require.Equal(t, []string{"ctrs0000004711"}, read(100))
+	}
+	require.Nil(t, s.readTree.Load(), "a one-cell segment is read live")
+	add(815, 2)
+	add(9, 3)
+	var want []string
+	for i := 0; i <= cloneAfterLiveReads; i++ {
+		want = read(100)
+	}
+	require.Equal(t, []string{"ctrs0000000009", "ctrs0000000815", "ctrs0000004711"}, want)
+	require.NotNil(t, s.readTree.Load(), "reads with no write between clone the tree")
+	require.True(t, s.learned)
+	require.Equal(t, "ctrs00", string(s.skip), "the prefix was picked before the clone")
+
+	// Rows after the clone, with and without the prefix, go in order, in
+	// the live tree and in the clones that follow it.
+	add(12, 4)
+	add(5000, 5)
+	s.Add(&encoding.KeyValue{Row: []byte("a"), Family: []byte("f"), Qualifier: []byte("v"),
+		Timestamp: 1, Type: encoding.TypePut, SeqNum: 6})
+	want = []string{"a", "ctrs0000000009", "ctrs0000000012", "ctrs0000000815", "ctrs0000004711", "ctrs0000005000"}
+	for i := 0; i <= cloneAfterLiveReads; i++ {
+		require.Equal(t, want, read(100))
+	}
+	require.Equal(t, []string{"ctrs0000000009", "ctrs0000000815", "ctrs0000004711"}, read(3),
+		"a scanner at read point 3 sees the first three adds")
+}

@@ -314,6 +314,13 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 // load runs the B-tree iteration of a refill set up in s, on a tree it may
 // read without the segment's mutex, or on the live tree under it.
 func (s *SegmentScanner) load() {
+	if s.ver == 0 {
+		// The segment had no cell when the scanner opened, and the cells
+		// added since are not visible to it (see Segment.NewScanner): no
+		// tree to read, and no mutex for the reads of an empty memstore
+		// to meet on (a segment this small is not cloned; see readLive).
+		return
+	}
 	if s.tree == nil {
 		s.tree = s.seg.readTree.Load()
 	}

@@ -325,8 +325,8 @@ func lessFunc(cmp *encoding.Comparer, skipLen int) btree.LessFunc[entry] {
 }
 
 // learnSkipAt is the number of cells after which a segment picks its skip
-// prefix: the common prefix of the smallest and largest rows so far, cut to
-// leave 8 bytes of each inline.
+// prefix, unless a clone comes first (see readLive): the common prefix of
+// the smallest and largest rows so far, cut to leave 8 bytes of each inline.
 const learnSkipAt = 64
 
 // learnSkip sets s.skip from the rows added so far and rebuilds the tree with
@@ -938,6 +938,15 @@ func (s *Segment) Frozen() bool { return s.frozen.Load() }
 // tree while writes come in between; a scanner that goes on (a scan), or a
 // run of reads with no write in between, clones instead, to keep mu free of
 // readers' descents.
+//
+// A clone fixes the skip prefix for good (see learnSkip), so one made before
+// the segment has picked it would leave every comparison of its B-tree
+// reading both rows. Reads of new rows come first as often as not (an
+// Increment of a counter the memstore lacks reads the row before it
+// writes), and with them the segment never learned: Increments from 32
+// goroutines on 10,000 new counters ran 10-20% slower in the runs where a
+// clone came first. So the prefix is picked before the first clone, from
+// the rows there are; a tree of fewer than two is read live.
 func (s *Segment) readLive(sc *SegmentScanner) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -946,6 +955,13 @@ func (s *Segment) readLive(sc *SegmentScanner) bool {
 		return false
 	}
 	if sc.fill > liveFill || s.mu.liveReads >= cloneAfterLiveReads {
+		if !s.learned {
+			if s.mu.tree.Len() < 2 {
+				sc.iterate(s.mu.tree)
+				return true
+			}
+			s.learnSkip()
+		}
 		sc.tree = s.mu.tree.Clone()
 		s.cloned = true
 		s.readTree.Store(sc.tree)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/regionkv/regionkv/blockcache"
@@ -159,6 +160,42 @@ func BenchmarkIncrement(b *testing.B) {
 		if v := res.Value(benchFam, benchQual); len(v) != 8 || binary.BigEndian.Uint64(v) == 0 {
 			b.Fatalf("increment %q: %v", inc.Row, res)
 		}
+	}
+}
+
+// BenchmarkIncrementParallel is BenchmarkIncrement from many goroutines,
+// as the peer harness's Increment sweep runs it: random rows among the
+// 10,000 counters, so writers rarely meet on a row, and what they share is
+// the region's write path (mvcc queue, WAL, row lock shards). With two
+// processors it is bound by the cache lines those writes move between
+// them; see mvcc's BenchmarkCacheLineRoundTrip for the host's state.
+func BenchmarkIncrementParallel(b *testing.B) {
+	for _, par := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", 2*par), func(b *testing.B) {
+			r, keys := openCounters(b)
+			// The counters first, in order, as the harness writes them:
+			// the memstore then picks its row prefix from them (see
+			// memstore's learnSkip) before any Increment reads a row.
+			zero := make([]byte, 8)
+			for _, k := range keys {
+				require.NoError(b, r.Put(&region.Put{Row: k, Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual, Timestamp: encoding.LatestTimestamp, Value: zero}}}))
+			}
+			b.ReportAllocs()
+			b.SetParallelism(par)
+			var seed atomic.Uint64
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				rng := rand.New(rand.NewPCG(seed.Add(1), 2))
+				inc := &region.Increment{Columns: []region.IncrementColumn{{Family: benchFam, Qualifier: benchQual, Amount: 1}}}
+				for pb.Next() {
+					inc.Row = keys[rng.IntN(len(keys))]
+					if _, err := r.Increment(inc); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
 
