@@ -422,14 +422,14 @@ func (r *Region) commitBulkLoad(staged []stagedFile) (BulkLoadResult, error) {
 	// above it (HBase takes the id of its flush, HBASE-10958). The entry
 	// stays open until the files are published, so that no reader's read
 	// point reaches it before all of them are in their stores.
-	r.updates.Lock()
+	r.hot.updates.Lock()
 	if r.closed.Load() {
-		r.updates.Unlock()
+		r.hot.updates.Unlock()
 		return BulkLoadResult{}, ErrClosed
 	}
 	plan := r.snapshotLocked()
 	e := r.mvcc.Begin()
-	r.updates.Unlock()
+	r.hot.updates.Unlock()
 	seq := encoding.SeqNum(e.WriteNumber())
 	completed := false
 	defer func() {
@@ -758,8 +758,8 @@ func (r *Region) writeBulkLoadMarker(seq encoding.SeqNum, staged []stagedFile) {
 	now := r.now()
 	cells := []encoding.KeyValue{{Row: walMetaRow, Family: walMetaFamily, Qualifier: walBulkLoadQual,
 		Timestamp: now, Type: encoding.TypePut, Value: desc}}
-	r.updates.RLock()
-	defer r.updates.RUnlock()
+	r.hot.updates.RLock()
+	defer r.hot.updates.RUnlock()
 	if r.closed.Load() || r.walBroken.Load() {
 		return
 	}

@@ -98,9 +98,9 @@ func (r *Region) AddFamily(f FamilyOptions) error {
 		r.removeDirQuietly(dir)
 		return err
 	}
-	r.updates.Lock()
+	r.hot.updates.Lock()
 	r.set.Store(next)
-	r.updates.Unlock()
+	r.hot.updates.Unlock()
 	r.log.Info("region: added family", "region", r.dir, "family", f.Name)
 	return nil
 }
@@ -142,9 +142,9 @@ func (r *Region) DeleteFamily(name string) error {
 	if err := r.writeDescriptor(next); err != nil {
 		return err
 	}
-	r.updates.Lock()
+	r.hot.updates.Lock()
 	r.set.Store(next)
-	r.updates.Unlock()
+	r.hot.updates.Unlock()
 	s.dropped.Store(true)
 	// No write reaches the store now and no flush runs: its memstore,
 	// with any snapshot a failed flush left, is all it holds in memory.

@@ -199,9 +199,9 @@ func (r *Region) flush(closing bool) (res FlushResult, retried bool, _ error) {
 		return res, false, ErrClosed
 	}
 	start := time.Now()
-	r.updates.Lock()
+	r.hot.updates.Lock()
 	p := r.snapshotLocked()
-	r.updates.Unlock()
+	r.hot.updates.Unlock()
 	r.syncWALForFlush()
 
 	files, flushed, err := r.writeSnapshots(p, r.now()) // TTL is judged once for the whole flush

@@ -20,6 +20,12 @@ import (
 // released lock objects are kept for reuse with their row buffers, so taking
 // an uncontended lock allocates nothing. The zero value is ready for use.
 type rowLocks struct {
+	// The Go allocator puts an 8-byte header before an object of more
+	// than 512 bytes with pointers, and starts the header on a line
+	// boundary (a size class that is a multiple of the line): the pad
+	// takes the shards to the next boundary, so that each is a line of its
+	// own (see TestWriteLinesLayout).
+	_      [cacheLine - 8]byte
 	shards [rowLockShards]rowLockShard
 }
 
@@ -42,7 +48,7 @@ type rowLockShard struct {
 	free  []*rowLock
 	// Pads the shard to 64 bytes, a cache line, so shards do not share
 	// one.
-	_ [64 - 8 - 8*rowLockSlots - 8 - 24]byte
+	_ [cacheLine - 8 - 8*rowLockSlots - 8 - 24]byte
 }
 
 // rowLockSlots is how many hash chains a shard keeps out of its map.

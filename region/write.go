@@ -261,8 +261,8 @@ func checkMutation(m Mutation) error {
 // applyLocked writes mutations whose rows the caller has locked (see
 // commitLocked), building their cells in s.
 func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
-	r.updates.RLock()
-	defer r.updates.RUnlock()
+	r.hot.updates.RLock()
+	defer r.hot.updates.RUnlock()
 	if r.closed.Load() {
 		return ErrClosed
 	}
@@ -279,10 +279,10 @@ func (r *Region) applyLocked(s *writeScratch, ms []Mutation) error {
 		switch m := m.(type) {
 		case *Put:
 			cells, err = r.putCells(cells, m, now)
-			r.stats.puts.Add(1)
+			r.hot.puts.Add(1)
 		case *Delete:
 			cells, err = r.deleteCells(cells, m, now)
-			r.stats.deletes.Add(1)
+			r.hot.deletes.Add(1)
 		default:
 			err = invalidArgf("region: unsupported mutation %T", m)
 		}
@@ -721,8 +721,8 @@ func (r *Region) rmwRead(g *Get, s *writeScratch, now int64) (*Result, error) {
 
 // commitRMW writes a read-modify-write's cells as a Put with durability dur.
 func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.Durability, now int64) error {
-	r.updates.RLock()
-	defer r.updates.RUnlock()
+	r.hot.updates.RLock()
+	defer r.hot.updates.RUnlock()
 	if r.closed.Load() {
 		return ErrClosed
 	}
@@ -733,7 +733,7 @@ func (r *Region) commitRMW(s *writeScratch, cells []encoding.KeyValue, dur wal.D
 			return err
 		}
 	}
-	r.stats.puts.Add(1)
+	r.hot.puts.Add(1)
 	return r.commitLocked(s, cells, dur, now, true)
 }
 
