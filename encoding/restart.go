@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // RestartInterval is the number of cells between two samples of a
@@ -317,8 +319,9 @@ func (s *seeker) prefetchAfter(c *cellState) {
 // sample with RestartInterval 4. (320 did better than 192 and 448.)
 const prefetchSpan = 320
 
-// cacheLine is the processor's cache line size, as prefetch sees it.
-const cacheLine = 64
+// cacheLine is the processor's cache line size, as prefetch sees it (and
+// golang.org/x/sys/cpu pads for it).
+const cacheLine = int(unsafe.Sizeof(cpu.CacheLinePad{}))
 
 // InitSeek implements Seeker. With an index it does not read the block's
 // header, checked when the index was built from the same payload, nor

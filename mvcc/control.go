@@ -5,8 +5,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
+	"golang.org/x/sys/cpu"
 )
 
 // ErrWritesInFlight is returned (marked, test with errors.Is) by AdvanceTo
@@ -149,8 +151,9 @@ type Control struct {
 	_    [cacheLine - 16]byte
 }
 
-// cacheLine is the size of a cache line on the processors we run on.
-const cacheLine = 64
+// cacheLine is the processor's cache line size, as golang.org/x/sys/cpu
+// pads for it.
+const cacheLine = int(unsafe.Sizeof(cpu.CacheLinePad{}))
 
 // entryRing is a power-of-two ring of entries.
 type entryRing struct {

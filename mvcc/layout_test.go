@@ -11,8 +11,9 @@ import (
 // holds for a size class that is a multiple of the line.
 func TestControlLayout(t *testing.T) {
 	var c Control
-	line := func(off uintptr) uintptr { return off / cacheLine }
-	if got := unsafe.Sizeof(c); got%cacheLine != 0 {
+	const lineSize = uintptr(cacheLine)
+	line := func(off uintptr) uintptr { return off / lineSize }
+	if got := unsafe.Sizeof(c); got%lineSize != 0 {
 		t.Fatalf("Control is %d bytes, not a multiple of %d", got, cacheLine)
 	}
 	if line(unsafe.Offsetof(c.readPoint)) != 0 {
@@ -33,7 +34,7 @@ func TestControlLayout(t *testing.T) {
 	// region's is, rather than on this goroutine's stack.
 	for i := 0; i < 64; i++ {
 		layoutSink = append(layoutSink, New(0))
-		if p := uintptr(unsafe.Pointer(layoutSink[i])); p%cacheLine != 0 {
+		if p := uintptr(unsafe.Pointer(layoutSink[i])); p%lineSize != 0 {
 			t.Fatalf("New returned a Control at %#x, not on a line boundary", p)
 		}
 	}

@@ -10,10 +10,11 @@ import (
 // on line boundaries, which an allocation of their own gives them (a size
 // class that is a multiple of the line).
 func TestWriteLinesLayout(t *testing.T) {
-	if n := unsafe.Sizeof(rowLockShard{}); n != cacheLine {
+	const lineSize = uintptr(cacheLine)
+	if n := unsafe.Sizeof(rowLockShard{}); n != lineSize {
 		t.Errorf("a row lock shard is %d bytes, not a line", n)
 	}
-	if n := unsafe.Sizeof(writeHot{}); n != cacheLine {
+	if n := unsafe.Sizeof(writeHot{}); n != lineSize {
 		t.Errorf("writeHot is %d bytes, not a line", n)
 	}
 	r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f"}}})
@@ -22,7 +23,7 @@ func TestWriteLinesLayout(t *testing.T) {
 	}
 	defer r.Close()
 	for name, p := range map[string]unsafe.Pointer{"row lock shards": unsafe.Pointer(&r.locks.shards), "writeHot": unsafe.Pointer(r.hot)} {
-		if uintptr(p)%cacheLine != 0 {
+		if uintptr(p)%lineSize != 0 {
 			t.Errorf("the region's %s are at %#x, not on a line boundary", name, uintptr(p))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/encoding"
@@ -17,6 +18,7 @@ import (
 	"github.com/regionkv/regionkv/internal/vfs"
 	"github.com/regionkv/regionkv/mvcc"
 	"github.com/regionkv/regionkv/wal"
+	"golang.org/x/sys/cpu"
 )
 
 // Region is HBase's HRegion: one key range of a table, with one Store per
@@ -116,8 +118,9 @@ type writeHot struct {
 	_             [cacheLine - 24 - 16]byte
 }
 
-// cacheLine is the size of a cache line on the processors we run on.
-const cacheLine = 64
+// cacheLine is the processor's cache line size, as golang.org/x/sys/cpu
+// pads for it.
+const cacheLine = int(unsafe.Sizeof(cpu.CacheLinePad{}))
 
 type stats struct {
 	flushes          atomic.Int64

@@ -46,8 +46,7 @@ type rowLockShard struct {
 	slots [rowLockSlots]*rowLock
 	locks map[uint64]*rowLock
 	free  []*rowLock
-	// Pads the shard to 64 bytes, a cache line, so shards do not share
-	// one.
+	// Pads the shard to a cache line, so shards do not share one.
 	_ [cacheLine - 8 - 8*rowLockSlots - 8 - 24]byte
 }
 

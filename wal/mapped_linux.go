@@ -2,9 +2,11 @@ package wal
 
 import (
 	"os"
+	"unsafe"
 
 	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/internal/vfs"
+	"golang.org/x/sys/cpu"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,8 +86,9 @@ func warm(b []byte) byte {
 	return sum
 }
 
-// cacheLine is the line size of the processors segments are written on.
-const cacheLine = 64
+// cacheLine is the line size of the processors segments are written on, as
+// golang.org/x/sys/cpu pads for it.
+const cacheLine = int(unsafe.Sizeof(cpu.CacheLinePad{}))
 
 // mapSegment returns f, a new segment of size bytes (its header), as a
 // mappedFile, or f itself if it is not an operating system file or its
