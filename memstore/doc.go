@@ -122,7 +122,14 @@
 // stops there, and goes on down that column's list at the next refill
 // without a descent: a Get of a counter with 60 versions reads its newest
 // and not a run of list nodes, and seeking past the column skips the list
-// whole. A seek collects 4 cells rather than 8 because each costs a cache
+// whole. A seek that stops so in its first column goes on, in the same
+// iteration, past the rest of the list to collect the cells after the
+// column, so that a seek past the column, or a walk to its end, needs no
+// second descent; ColumnGoesOn tells a store scanner about to leave the
+// column to seek rather than step down the list. BenchmarkGetPutParallel
+// (the peer harness's locked Get and Put on 10k counters, 60 versions each
+// by the end), one goroutine, alternated: 4.0-4.6 µs per Get and Put
+// before, 2.9-3.8 after. A seek collects 4 cells rather than 8 because each costs a cache
 // miss on a large segment and a Get needs 2 (its row's cell and the next
 // row's); on 1M rows that took SeekGE from 12-27% slower than the tree of
 // cells to as fast. A refill of the live tree holds the writers' mutex for

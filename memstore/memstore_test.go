@@ -485,3 +485,82 @@ func TestSkipPrefixBeforeFirstClone(t *testing.T) {
 	require.Equal(t, []string{"ctrs0000000009", "ctrs0000000815", "ctrs0000004711"}, read(3),
 		"a scanner at read point 3 sees the first three adds")
 }
+
+// TestSeekAheadPastColumn: a seek that stops in its first column, one with
+// more versions, collects what follows the column in the same descent, so
+// that leaving the column (a Get of a counter's row, a scan that keeps one
+// version) costs no second descent; ColumnGoesOn tells the caller to leave
+// by a seek rather than by stepping down the list.
+func TestSeekAheadPastColumn(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	seq := encoding.SeqNum(0)
+	add := func(row string, versions int) {
+		for ts := 1; ts <= versions; ts++ {
+			seq++
+			s.Add(kv(row, "q", int64(ts), seq, fmt.Sprintf("%s%d", row, ts)))
+		}
+	}
+	add("a", 10)
+	add("b", 1)
+	add("c", 3)
+	add("d", 1)
+	val := func(c *encoding.KeyValue) string {
+		if c == nil {
+			return "<nil>"
+		}
+		return string(c.Value)
+	}
+	first := func(r string) encoding.Key { return encoding.FirstOnRow(nil, []byte(r)) }
+	past := func(r string) encoding.Key {
+		return encoding.LastOnRowCol(nil, []byte(r), []byte("f"), []byte("q"))
+	}
+
+	sc := s.NewScanner(math.MaxUint64)
+	defer sc.Close()
+	require.Equal(t, "a10", val(sc.SeekGE(first("a"))))
+	require.True(t, sc.ColumnGoesOn(), "a's nine older versions are not collected")
+	require.Equal(t, 1, sc.descents)
+	require.Equal(t, "b1", val(sc.SeekGE(past("a"))), "past a's column")
+	require.Equal(t, 1, sc.descents, "answered from what the first descent collected")
+	require.False(t, sc.ColumnGoesOn(), "b has one version")
+	require.Equal(t, "c3", val(sc.Next()))
+	require.True(t, sc.ColumnGoesOn())
+	require.Equal(t, "c2", val(sc.Next()))
+	require.Equal(t, "c1", val(sc.Next()))
+	require.Equal(t, "d1", val(sc.Next()))
+	require.Equal(t, 2, sc.descents, "after c the tree is read again")
+	require.Equal(t, "<nil>", val(sc.Next()))
+
+	// Stepping down the column instead reaches what the seek collected
+	// past it without a second descent.
+	sc2 := s.NewScanner(math.MaxUint64)
+	defer sc2.Close()
+	var got []string
+	for c := sc2.SeekGE(first("a")); c != nil && string(c.Row) < "c"; c = sc2.Next() {
+		got = append(got, val(c))
+	}
+	require.Equal(t, []string{"a10", "a9", "a8", "a7", "a6", "a5", "a4", "a3", "a2", "a1", "b1"}, got)
+	require.Equal(t, 1, sc2.descents)
+
+	// A seek into the column's uncollected versions is not answered from
+	// ahead; one past everything finds the end.
+	sc3 := s.NewScanner(math.MaxUint64)
+	defer sc3.Close()
+	require.Equal(t, "a10", val(sc3.SeekGE(first("a"))))
+	older := encoding.AppendKey(nil, []byte("a"), []byte("f"), []byte("q"), 4, encoding.TypeMaximum)
+	require.Equal(t, "a4", val(sc3.SeekGE(older)))
+	require.Equal(t, "b1", val(sc3.SeekGE(past("a"))))
+	sc4 := s.NewScanner(math.MaxUint64)
+	defer sc4.Close()
+	require.Equal(t, "c3", val(sc4.SeekGE(first("c"))))
+	require.Equal(t, "<nil>", val(sc4.SeekGE(past("d"))))
+	require.Equal(t, "d1", val(sc4.Prev()))
+
+	// Versions the scanner cannot see are skipped in ahead as in buf.
+	sc5 := s.NewScanner(12) // sees a and b, and c's first version
+	defer sc5.Close()
+	require.Equal(t, "a10", val(sc5.SeekGE(first("a"))))
+	require.Equal(t, "b1", val(sc5.SeekGE(past("a"))))
+	require.Equal(t, "c1", val(sc5.Next()))
+	require.Equal(t, "<nil>", val(sc5.Next()))
+}

@@ -106,6 +106,26 @@ type SegmentScanner struct {
 	colN      int                // cells collected of the column being collected
 	collectFn btree.ItemIteratorG[entry]
 	rev       []*encoding.KeyValue // a column's cells, for collectBackward
+
+	// A seek's refill that stops in the middle of its first column, at
+	// seekColCells of a column with more versions (a Get of a counter's
+	// row), goes on in the same B-tree iteration past the rest of that
+	// column's list and collects what follows it into ahead: the refill
+	// a seek past the column (encoding.LastOnRowCol, where a Get or a scan
+	// that keeps one version goes next) would make, minus its descent.
+	// ahead is a run of consecutive visible cells from the first after the
+	// column of buf's last cell; aheadTail is the list node where it
+	// stopped, as tail is for buf (nil: it reaches the end of the tree).
+	// It is live while buf still ends in that column; seekAhead and
+	// continueTail use it, and any other refill drops it.
+	ahead      []*encoding.KeyValue
+	aheadTail  *version
+	aheadLive  bool
+	wantAhead  bool   // the refill in progress may collect ahead
+	collecting bool   // the refill in progress is collecting ahead
+	aheadKey   []byte // seekAhead's scratch key
+	// descents counts B-tree iterations, for tests.
+	descents int
 }
 
 var scannerPool = sync.Pool{New: func() any {
@@ -135,7 +155,8 @@ func (s *SegmentScanner) ReadPoint() encoding.SeqNum { return s.readPoint }
 func (s *SegmentScanner) Close() {
 	buf := s.buf[:s.used]
 	clear(buf) // do not let the pool pin a flushed segment's arena
-	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn, rev: s.rev[:0]}
+	clear(s.ahead)
+	*s = SegmentScanner{buf: buf[:0], collectFn: s.collectFn, rev: s.rev[:0], ahead: s.ahead[:0], aheadKey: s.aheadKey[:0]}
 	scannerPool.Put(s)
 }
 
@@ -148,6 +169,18 @@ func (s *SegmentScanner) Current() *encoding.KeyValue {
 	return nil
 }
 
+// ColumnGoesOn reports whether, going forward, the cells the scanner has
+// collected end at its current cell in the middle of the cell's column:
+// more of the column's versions follow in its list, uncollected. Stepping
+// over them with Next walks the list, a cache miss per version of a
+// counter's long history, and then descends the B-tree for the column
+// after it all the same; a seek past the column (encoding.LastOnRowCol)
+// skips the list and costs that one descent. A caller about to leave the
+// column (HBase's trySkipToNextColumn) seeks at once when this holds.
+func (s *SegmentScanner) ColumnGoesOn() bool {
+	return s.dir == forward && s.pos == len(s.buf)-1 && s.tail != nil && s.tail.next.Load() != nil
+}
+
 // SeekGE moves to the first visible cell whose key is >= key, ignoring
 // sequence ids, and returns it, or nil if there is none. A seek forward to a
 // key within the cells already collected (HBase's reseek) costs a binary
@@ -158,10 +191,58 @@ func (s *SegmentScanner) SeekGE(key encoding.Key) *encoding.KeyValue {
 	if kv, ok := s.seekInBuf(key, forward); ok {
 		return kv
 	}
+	if kv, ok := s.seekAhead(key); ok {
+		return kv
+	}
 	s.setPivot(key)
 	s.fill, s.colCells = minFill, seekColCells
+	s.wantAhead = true
 	s.refill(forward, &s.pivot)
+	s.wantAhead = false
 	return s.Current()
+}
+
+// seekAhead answers SeekGE(key) from ahead if it is live and key lies past
+// the column buf ends in, so that the answer is in ahead or after it,
+// reporting whether it did.
+func (s *SegmentScanner) seekAhead(key encoding.Key) (*encoding.KeyValue, bool) {
+	if !s.aheadLive || s.dir != forward || len(s.buf) == 0 {
+		return nil, false
+	}
+	a := s.buf[len(s.buf)-1]
+	s.aheadKey = encoding.LastOnRowCol(s.aheadKey[:0], a.Row, a.Family, a.Qualifier)
+	if s.cmp.CompareKeys(key, s.aheadKey) < 0 {
+		return nil, false // key may fall in the column's uncollected versions
+	}
+	i := 0
+	for i < len(s.ahead) && s.before(s.ahead[i], key, forward) {
+		i++
+	}
+	if i == len(s.ahead) && s.aheadTail != nil {
+		return nil, false // past what ahead holds, and more follows
+	}
+	s.takeAhead()
+	s.pos = i
+	s.fill = minFill
+	return s.Current(), true
+}
+
+// takeAhead makes ahead the scanner's run of cells, positioned at its
+// first, with ahead's continuation.
+func (s *SegmentScanner) takeAhead() {
+	s.buf = append(s.buf[:0], s.ahead...)
+	s.pos = 0
+	s.tail = s.aheadTail
+	s.more = s.aheadTail != nil
+	s.used = max(s.used, len(s.buf))
+	s.dropAhead()
+}
+
+// dropAhead forgets ahead, clearing its cells so that they are not kept
+// alive.
+func (s *SegmentScanner) dropAhead() {
+	clear(s.ahead)
+	s.ahead, s.aheadTail, s.aheadLive = s.ahead[:0], nil, false
 }
 
 // SeekLT moves to the last visible cell whose key is < key, ignoring sequence
@@ -288,6 +369,14 @@ func (s *SegmentScanner) continueTail(anchor *encoding.KeyValue) {
 		}
 	}
 	// The column is done; go on after it.
+	if s.aheadLive {
+		// Collected already, by the seek that stopped in this column.
+		s.buf = append(s.buf, s.ahead...)
+		s.tail = s.aheadTail
+		s.more = s.tail != nil
+		s.dropAhead()
+		return
+	}
 	s.start, s.skipStart = anchor, true
 	s.load()
 	s.start, s.skipStart = nil, false
@@ -302,9 +391,17 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 	s.pos = 0
 	s.dir = d
 	s.tail = nil
+	if s.aheadLive || len(s.ahead) > 0 {
+		s.dropAhead()
+	}
 	s.from, s.start = from, from
 	s.load()
 	s.from, s.start = nil, nil
+	if s.collecting {
+		// The iteration ran to the end of the tree while collecting ahead.
+		s.collecting = false
+		s.aheadLive = true
+	}
 	s.used = max(s.used, len(s.buf))
 	s.more = s.tail != nil || d == backward && len(s.buf) == s.fill
 	s.skipPivot = false
@@ -333,6 +430,7 @@ func (s *SegmentScanner) load() {
 // The seek key is built here, where the caller holds the segment's mutex if
 // t is the live tree, so that it agrees with t on the skip prefix.
 func (s *SegmentScanner) iterate(t *btree.BTreeG[entry]) {
+	s.descents++
 	s.colN = 0
 	if s.start != nil {
 		s.startCol.kv = s.start
@@ -355,10 +453,27 @@ func (s *SegmentScanner) iterate(t *btree.BTreeG[entry]) {
 // forward refill stops when buf is full, or when it has taken s.colCells
 // cells of one column and more follow, and then notes where (s.tail).
 func (s *SegmentScanner) take(v *version) bool {
+	if s.collecting {
+		s.ahead = append(s.ahead, v.kv.Load())
+		s.colN++
+		if len(s.ahead) == minFill || s.colN == seekColCells && v.next.Load() != nil {
+			s.aheadTail = v
+			s.collecting = false
+			s.aheadLive = true
+			return false
+		}
+		return true
+	}
 	s.buf = append(s.buf, v.kv.Load())
 	s.colN++
 	if len(s.buf) == s.fill || s.colN == s.colCells && v.next.Load() != nil {
 		s.tail = v
+		if s.wantAhead && len(s.buf) < s.fill {
+			// Stopped by the column's limit: collect what follows the
+			// column (see ahead).
+			s.wantAhead = false
+			s.collecting = true
+		}
 		return false
 	}
 	return true
@@ -400,7 +515,10 @@ func (s *SegmentScanner) collect(e entry) bool {
 			s.from = nil // the rest of the list sorts after it
 		}
 		if !s.take(v) {
-			return false
+			// A switch to collecting ahead leaves the rest of the
+			// column's list and goes on to the next column.
+			s.from = nil
+			return s.collecting
 		}
 	}
 	s.from = nil

@@ -97,12 +97,13 @@ func (g *randGen) cell(maxSeq int) *encoding.KeyValue {
 }
 
 // key returns a seek key: a fake key around a row or column, a key between
-// rows, or the key of a cell of the model near the model's position (which
-// exercises seeks answered from the scanner's buffer).
+// rows, the key past the column at the model's position, or the key of a
+// cell of the model near that position (which exercises seeks answered from
+// the scanner's buffer).
 func (g *randGen) key(vis []*encoding.KeyValue, pos int) encoding.Key {
 	r := g.rng
 	row := g.rows[r.IntN(len(g.rows))]
-	switch r.IntN(8) {
+	switch r.IntN(9) {
 	case 0:
 		return encoding.FirstOnRow(nil, row)
 	case 1:
@@ -114,6 +115,14 @@ func (g *randGen) key(vis []*encoding.KeyValue, pos int) encoding.Key {
 	case 4:
 		between := append(slices.Clip(row), byte(r.IntN(3)))
 		return encoding.FirstOnRow(nil, between)
+	case 5:
+		// Past the column at the model's position, where a Get or a scan
+		// that keeps one version goes next (see SegmentScanner.ahead).
+		if pos >= 0 && pos < len(vis) {
+			c := vis[pos]
+			return encoding.LastOnRowCol(nil, c.Row, c.Family, c.Qualifier)
+		}
+		return encoding.LastOnRowCol(nil, row, g.families[r.IntN(len(g.families))], g.quals[r.IntN(len(g.quals))])
 	default:
 		if len(vis) == 0 {
 			return encoding.FirstOnRow(nil, row)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -195,6 +196,66 @@ func BenchmarkIncrementParallel(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkGetPutParallel is the peer harness's locked read-modify-write
+// (-rmw-mode lock): a Get of a counter's row and a Put of the new value,
+// under a per-row mutex of the caller's, from many goroutines on random
+// rows among the 10,000 counters. It is a plain client's Get then Put, not
+// an Increment: every Put adds a version to the memstore.
+func BenchmarkGetPutParallel(b *testing.B) {
+	for _, par := range []int{0, 1, 2, 16} {
+		name := fmt.Sprintf("goroutines=%d", 2*par)
+		if par == 0 {
+			name = "goroutines=1"
+		}
+		b.Run(name, func(b *testing.B) {
+			r, keys := openCounters(b)
+			zero := make([]byte, 8)
+			for _, k := range keys {
+				require.NoError(b, r.Put(&region.Put{Row: k, Cells: []encoding.KeyValue{{Family: benchFam, Qualifier: benchQual, Timestamp: encoding.LatestTimestamp, Value: zero}}}))
+			}
+			locks := make([]sync.Mutex, len(keys))
+			var seed atomic.Uint64
+			work := func(next func() bool) {
+				rng := rand.New(rand.NewPCG(seed.Add(1), 3))
+				cell := encoding.KeyValue{Family: benchFam, Qualifier: benchQual, Timestamp: encoding.LatestTimestamp, Type: encoding.TypePut}
+				p := &region.Put{Cells: []encoding.KeyValue{cell}}
+				var v [8]byte
+				for next() {
+					i := rng.IntN(len(keys))
+					locks[i].Lock()
+					res, err := r.Get(&region.Get{Row: keys[i]})
+					if err != nil {
+						locks[i].Unlock()
+						b.Error(err)
+						return
+					}
+					var n uint64
+					if c := res.Latest(benchFam, benchQual); c != nil && len(c.Value) == 8 {
+						n = binary.BigEndian.Uint64(c.Value)
+					}
+					binary.BigEndian.PutUint64(v[:], n+1)
+					p.Row, p.Cells[0].Value = keys[i], v[:]
+					err = r.Put(p)
+					locks[i].Unlock()
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			if par == 0 {
+				n := 0
+				work(func() bool { n++; return n <= b.N })
+				return
+			}
+			b.SetParallelism(par)
+			b.RunParallel(func(pb *testing.PB) { work(pb.Next) })
 		})
 	}
 }

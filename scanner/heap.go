@@ -143,6 +143,18 @@ func (kh *KeyValueHeap) nextStartsRow() (starts, known bool, err error) {
 	return false, false, kh.Next()
 }
 
+// topColumnGoesOn reports whether the top scanner is a memstore scanner
+// whose Next would walk on down a long list of versions of the current
+// column (memstore.SegmentScanner.ColumnGoesOn): leaving the column is then
+// cheaper by a seek.
+func (kh *KeyValueHeap) topColumnGoesOn() bool {
+	if len(kh.h.s) == 0 || kh.h.reversed {
+		return false
+	}
+	m, ok := kh.h.s[0].(*MemStoreScanner)
+	return ok && m.s.ColumnGoesOn()
+}
+
 // Seek positions every scanner at the first cell >= key.
 func (kh *KeyValueHeap) Seek(key encoding.Key) error {
 	for _, s := range kh.all {

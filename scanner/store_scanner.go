@@ -465,6 +465,9 @@ func (s *StoreScanner) seekNextRow() error {
 func (s *StoreScanner) trySkip(wholeRow bool, family, qualifier []byte) (bool, error) {
 	row := s.matcher.Row()
 	for i := 0; i < skipSteps; i++ {
+		if s.heap.topColumnGoesOn() {
+			return false, nil
+		}
 		starts, known, err := s.heap.nextStartsRow()
 		if err != nil {
 			return false, err
