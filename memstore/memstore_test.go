@@ -564,3 +564,26 @@ func TestSeekAheadPastColumn(t *testing.T) {
 	require.Equal(t, "c1", val(sc5.Next()))
 	require.Equal(t, "<nil>", val(sc5.Next()))
 }
+
+// TestDeletesAndTagsCounted: a segment counts its delete markers and notes
+// whether any cell had tags, by Add and by Upsert, so that a flush of puts
+// without tags skips its passes over every cell.
+func TestDeletesAndTagsCounted(t *testing.T) {
+	s := NewSegment(encoding.InnerStoreComparer)
+	require.Zero(t, s.Deletes())
+	require.False(t, s.HasTags())
+	s.Add(kv("a", "q", 1, 1, "x"))
+	s.Upsert(kv("b", "q", 1, 2, "y"), func(encoding.SeqNum) (encoding.SeqNum, bool) { return 0, false })
+	require.Zero(t, s.Deletes())
+	require.False(t, s.HasTags())
+	for i, typ := range []encoding.Type{encoding.TypeDelete, encoding.TypeDeleteColumn, encoding.TypeDeleteFamily, encoding.TypeDeleteFamilyVersion} {
+		d := kv("c", "q", 1, encoding.SeqNum(3+i), "")
+		d.Type, d.Value = typ, nil
+		s.Add(d)
+		require.EqualValues(t, i+1, s.Deletes(), "%s", typ)
+	}
+	tagged := kv("d", "q", 1, 9, "z")
+	tagged.Tags = []byte{0, 2, 8, 1} // one tag of type 8, one byte
+	s.Add(tagged)
+	require.True(t, s.HasTags())
+}

@@ -384,7 +384,12 @@ type Segment struct {
 	// familyDeletes counts the DeleteFamily and DeleteFamilyVersion
 	// markers added, of any row (see MemStore.Newest).
 	familyDeletes atomic.Int64
-	frozen        atomic.Bool // set under mu; no Add succeeds after
+	// deletes counts the delete markers added, of any type; tagged is
+	// set once a cell with tags is added. A flush reads them to skip its
+	// passes over every cell (see Deletes and HasTags).
+	deletes atomic.Int64
+	tagged  atomic.Bool
+	frozen  atomic.Bool // set under mu; no Add succeeds after
 
 	// ver is the number of Adds that have taken effect: each Add numbers its
 	// cell ver+1 under mu and then publishes that as ver. A scanner sees the
@@ -596,8 +601,14 @@ func (s *Segment) noteBounds(c *encoding.KeyValue) {
 	}
 	for v := s.maxTS.Load(); c.Timestamp > v && !s.maxTS.CompareAndSwap(v, c.Timestamp); v = s.maxTS.Load() {
 	}
-	if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
-		s.familyDeletes.Add(1)
+	if c.Type.IsDelete() {
+		s.deletes.Add(1)
+		if c.Type == encoding.TypeDeleteFamily || c.Type == encoding.TypeDeleteFamilyVersion {
+			s.familyDeletes.Add(1)
+		}
+	}
+	if len(c.Tags) > 0 && !s.tagged.Load() {
+		s.tagged.Store(true)
 	}
 }
 
@@ -979,6 +990,16 @@ func (s *Segment) Size() Size {
 
 // Len returns the number of cells.
 func (s *Segment) Len() int { return int(s.cellCount.Load()) }
+
+// Deletes returns the number of delete markers of any type added to the
+// segment (an equal cell that replaced one counts again): zero means the
+// segment holds puts only.
+func (s *Segment) Deletes() int64 { return s.deletes.Load() }
+
+// HasTags reports whether a cell with tags was ever added to the segment,
+// as HBase's Segment.isTagsPresent: a flush writes a file with tags only
+// then.
+func (s *Segment) HasTags() bool { return s.tagged.Load() }
 
 // Empty reports whether the segment holds no cell.
 func (s *Segment) Empty() bool { return s.cellCount.Load() == 0 }

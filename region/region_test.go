@@ -605,3 +605,54 @@ func TestGetReadsClockOnlyForTTL(t *testing.T) {
 	require.Nil(t, getValue(t, r, "ttl", "t", "q"), "the family's TTL has passed")
 	require.Equal(t, b("v"), getValue(t, r, "plain", "f", "q"))
 }
+
+// TestFlushOverwritten: a flush of a memstore of overwritten columns writes
+// each column's newest version. Without delete markers or tags in the
+// snapshot it makes no pass over every cell (see Store.flushCells), and the
+// file has no tags; with them, the markers are written and so are the tags.
+func TestFlushOverwritten(t *testing.T) {
+	r, err := Open(t.TempDir(), Options{Families: []FamilyOptions{{Name: "f"}}, DisableAutoCompaction: true})
+	require.NoError(t, err)
+	defer r.Close()
+	for v := 1; v <= 10; v++ {
+		for row := 0; row < 50; row++ {
+			require.NoError(t, r.Put(NewPut(fmt.Appendf(nil, "r%02d", row)).AddAt(fam, b("q"), int64(v), fmt.Appendf(nil, "v%d", v))))
+		}
+	}
+	require.NoError(t, r.Flush())
+	files := r.Store("f").Files()
+	require.Len(t, files, 1)
+	require.False(t, files[0].Reader.Format().IncludesTags, "no cell had tags")
+	cells, deletes := countFileCells(t, r, "f")
+	require.Equal(t, 50, cells, "one version per column")
+	require.Zero(t, deletes)
+	require.Equal(t, "v10", string(getValue(t, r, "r07", "f", "q")))
+
+	// Overwrites with a marker and a tagged cell (a cell TTL) among them.
+	for v := 11; v <= 13; v++ {
+		for row := 0; row < 50; row++ {
+			p := NewPut(fmt.Appendf(nil, "r%02d", row)).AddAt(fam, b("q"), int64(v), fmt.Appendf(nil, "v%d", v))
+			if row == 3 && v == 13 {
+				p.TTL = 100 * 365 * 24 * time.Hour // from timestamp 13 ms
+			}
+			require.NoError(t, r.Put(p))
+		}
+	}
+	require.NoError(t, r.Delete(NewDelete(b("r05")).AddColumns(fam, b("q"), 12)))
+	require.NoError(t, r.Flush())
+	files = r.Store("f").Files()
+	require.Len(t, files, 2)
+	var tagged int
+	for _, f := range files {
+		if f.Reader.Format().IncludesTags {
+			tagged++
+		}
+	}
+	require.Equal(t, 1, tagged, "the second flush had a tagged cell")
+	cells, deletes = countFileCells(t, r, "f")
+	require.Equal(t, 50+50+1, cells, "one version per column of each flush, and the marker")
+	require.Equal(t, 1, deletes)
+	require.Equal(t, "v13", string(getValue(t, r, "r03", "f", "q")))
+	require.Equal(t, "v13", string(getValue(t, r, "r05", "f", "q")), "the marker masks v12 and older only")
+	require.Equal(t, "v13", string(getValue(t, r, "r49", "f", "q")))
+}

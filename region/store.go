@@ -490,13 +490,9 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 		return nil, errors.Wrapf(err, "region: flush of %s", s.name)
 	}
 	defer f.Close()
-	it := snap.Segment.NewScanner(math.MaxUint64)
-	defer it.Close()
-	// As HBase, a flush writes tags only if the snapshot has any.
-	tags := false
-	for kv := it.SeekToFirst(); kv != nil && !tags; kv = it.Next() {
-		tags = len(kv.Tags) > 0
-	}
+	// As HBase, a flush writes tags only if a cell with tags was added to
+	// the snapshot (rather than a pass over every cell to find one).
+	tags := snap.Segment.HasTags()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	o := s.options()
 	w, err := hfile.NewWriter(bw, hfile.WriterOptions{
@@ -574,6 +570,23 @@ func (s *Store) flushCells(snap *memstore.Snapshot, o *FamilyOptions, now int64,
 	defer ss.Close()
 	var row []byte
 	var puts []*encoding.KeyValue
+	if snap.Segment.Deletes() == 0 {
+		// No markers to merge in: the kept puts are the flush, and the
+		// pass over every cell that finds markers is not needed. Of a
+		// counter written 60 times, the store scanner reads the newest
+		// version and seeks past the rest.
+		for {
+			var ok bool
+			if puts, ok, err = ss.NextRow(puts[:0]); err != nil || !ok {
+				return err
+			}
+			for _, kv := range puts {
+				if err := emit(kv); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	for kv := raw.SeekToFirst(); kv != nil; {
 		row = append(row[:0], kv.Row...)
 		puts = puts[:0]
