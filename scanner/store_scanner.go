@@ -430,8 +430,12 @@ func (s *StoreScanner) seekNextCol(kv *encoding.KeyValue) error {
 // the one include made of the cell).
 func (s *StoreScanner) seekPastCol(family, qualifier []byte) error {
 	s.leftRow = false
-	if done, err := s.trySkip(false, family, qualifier); done || err != nil {
-		return err
+	// A memstore column whose versions go on is left by a seek at once:
+	// stepping would walk them, and get past them only by a seek anyway.
+	if !s.heap.topColumnGoesOn() {
+		if done, err := s.trySkip(false, family, qualifier); done || err != nil {
+			return err
+		}
 	}
 	s.keyBuf = encoding.LastOnRowCol(s.keyBuf[:0], s.matcher.Row(), family, qualifier)
 	return s.seekInRow(s.keyBuf)
@@ -450,8 +454,10 @@ func (s *StoreScanner) seekNextRow() error {
 		return s.heap.SeekToPreviousRow(s.keyBuf)
 	}
 	s.keyBuf = encoding.LastOnRow(s.keyBuf[:0], s.matcher.Row())
-	if done, err := s.trySkip(true, nil, nil); done || err != nil {
-		return err
+	if !s.heap.topColumnGoesOn() {
+		if done, err := s.trySkip(true, nil, nil); done || err != nil {
+			return err
+		}
 	}
 	return s.heap.Reseek(s.keyBuf)
 }
@@ -465,9 +471,6 @@ func (s *StoreScanner) seekNextRow() error {
 func (s *StoreScanner) trySkip(wholeRow bool, family, qualifier []byte) (bool, error) {
 	row := s.matcher.Row()
 	for i := 0; i < skipSteps; i++ {
-		if s.heap.topColumnGoesOn() {
-			return false, nil
-		}
 		starts, known, err := s.heap.nextStartsRow()
 		if err != nil {
 			return false, err
