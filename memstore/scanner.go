@@ -230,8 +230,15 @@ func (s *SegmentScanner) seekAhead(key encoding.Key) (*encoding.KeyValue, bool) 
 // takeAhead makes ahead the scanner's run of cells, positioned at its
 // first, with ahead's continuation.
 func (s *SegmentScanner) takeAhead() {
-	s.buf = append(s.buf[:0], s.ahead...)
+	s.buf = s.buf[:0]
 	s.pos = 0
+	s.appendAhead()
+}
+
+// appendAhead appends ahead to buf, which ends with the column ahead
+// follows, takes over ahead's continuation and drops it.
+func (s *SegmentScanner) appendAhead() {
+	s.buf = append(s.buf, s.ahead...)
 	s.tail = s.aheadTail
 	s.more = s.aheadTail != nil
 	s.used = max(s.used, len(s.buf))
@@ -371,10 +378,7 @@ func (s *SegmentScanner) continueTail(anchor *encoding.KeyValue) {
 	// The column is done; go on after it.
 	if s.aheadLive {
 		// Collected already, by the seek that stopped in this column.
-		s.buf = append(s.buf, s.ahead...)
-		s.tail = s.aheadTail
-		s.more = s.tail != nil
-		s.dropAhead()
+		s.appendAhead()
 		return
 	}
 	s.start, s.skipStart = anchor, true
@@ -391,7 +395,7 @@ func (s *SegmentScanner) refill(d direction, from *encoding.KeyValue) {
 	s.pos = 0
 	s.dir = d
 	s.tail = nil
-	if s.aheadLive || len(s.ahead) > 0 {
+	if s.aheadLive {
 		s.dropAhead()
 	}
 	s.from, s.start = from, from

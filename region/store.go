@@ -553,8 +553,6 @@ func (s *Store) writeFile(path string, snap *memstore.Snapshot, flushSeq encodin
 //
 // o are the family's options the flush writes with.
 func (s *Store) flushCells(snap *memstore.Snapshot, o *FamilyOptions, now int64, emit func(*encoding.KeyValue) error) error {
-	raw := snap.Segment.NewScanner(math.MaxUint64)
-	defer raw.Close()
 	ttl := o.TTL.Milliseconds()
 	oldest := int64(math.MinInt64) // markers older than this are dropped
 	if ttl > 0 && o.MinVersions == 0 {
@@ -587,6 +585,8 @@ func (s *Store) flushCells(snap *memstore.Snapshot, o *FamilyOptions, now int64,
 			}
 		}
 	}
+	raw := snap.Segment.NewScanner(math.MaxUint64)
+	defer raw.Close()
 	for kv := raw.SeekToFirst(); kv != nil; {
 		row = append(row[:0], kv.Row...)
 		puts = puts[:0]
