@@ -48,9 +48,10 @@ func newOldControl() *oldControl {
 
 func (o *oldControl) Begin() *WriteEntry {
 	o.mu.Lock()
-	e := &WriteEntry{writeNumber: o.writePoint.Load() + 1}
+	e := &WriteEntry{}
+	e.writeNumber.Store(o.writePoint.Load() + 1)
 	o.mu.queue.pushBack(e)
-	o.writePoint.Store(e.writeNumber)
+	o.writePoint.Store(e.writeNumber.Load())
 	o.mu.Unlock()
 	return e
 }
@@ -63,7 +64,7 @@ func (o *oldControl) CompleteAndWait(e *WriteEntry) {
 	e.state.Store(entryCompleted)
 	// Retire the completed prefix; with this order that is e alone.
 	for o.mu.queue.len() > 0 && o.mu.queue.at(0).state.Load()&entryCompleted != 0 {
-		o.readPoint.Store(o.mu.queue.popFront().writeNumber)
+		o.readPoint.Store(o.mu.queue.popFront().writeNumber.Load())
 	}
 	o.mu.headChanged.Broadcast()
 	o.mu.Unlock()

@@ -312,7 +312,10 @@ func TestAssertions(t *testing.T) {
 		e1 := c.Begin()
 		// Corrupt the queue: entry 1's slot holds another entry 1.
 		r := c.ring.Load()
-		r.slots[1&r.mask].Store(&WriteEntry{writeNumber: 1, owner: e1.owner})
+		other := &WriteEntry{}
+		other.owner.Store(e1.owner.Load())
+		other.writeNumber.Store(1)
+		r.slots[1&r.mask].Store(other)
 		c.Complete(e1)
 	})
 
@@ -631,5 +634,193 @@ func TestCompleteAfterConcurrentRetire(t *testing.T) {
 			c.CompleteAndWait(e)
 		}
 		checkPoints(t, c, uint64(minRingSize+len(later)), uint64(minRingSize+len(later)))
+	}
+}
+
+// TestBeginInto checks an entry of the caller's memory through its life:
+// idle when zero, busy from BeginInto until Finish, idle after it, and
+// reusable, while entries it left in the ring are found there again.
+func TestBeginInto(t *testing.T) {
+	c := New(0)
+	var e WriteEntry
+	require.True(t, e.Idle(), "zero entry")
+	var got uint64
+	c.BeginInto(&e, func(n uint64) { got = n })
+	require.Equal(t, uint64(1), got)
+	require.Equal(t, uint64(1), e.WriteNumber())
+	require.False(t, e.Idle(), "begun")
+	requireAssertion(t, "begun twice", func() { c.BeginInto(&e, nil) })
+	c.Finish(&e)
+	require.True(t, e.Idle(), "finished")
+	checkPoints(t, c, 1, 1)
+
+	// Completed but not retired: an earlier write is in flight.
+	x := c.Begin() // 2
+	c.BeginInto(&e, nil)
+	require.Equal(t, uint64(3), e.WriteNumber())
+	require.False(t, c.Complete(&e))
+	require.False(t, e.Idle(), "completed behind a write in flight")
+	requireAssertion(t, "begun again before retired", func() { c.BeginInto(&e, nil) })
+	done := make(chan struct{})
+	go func() { defer close(done); c.Finish(&e) }()
+	waitUntil(t, "Finish blocked", func() bool { return e.state.Load()&entryWaiting != 0 })
+	c.CompleteAndWait(x)
+	<-done
+	require.True(t, e.Idle(), "finished after the write ahead")
+	checkPoints(t, c, 3, 3)
+
+	// The ring slot of write 1 still holds e, now write 3 and retired;
+	// fill the ring up to the write before that slot comes round again and
+	// reuse e there: a drain that reaches the slot must read e's current
+	// number, not retire it for the write the slot is for.
+	size := uint64(len(c.ring.Load().slots))
+	for c.WritePoint() < size-1 {
+		c.CompleteAndWait(c.Begin())
+	}
+	c.BeginInto(&e, nil) // write size, in slot 0
+	require.Equal(t, size, e.WriteNumber())
+	require.Same(t, &e, c.ring.Load().at(size+1), "slot of write size+1 holds e from write 1")
+	c.Finish(&e)
+	checkPoints(t, c, size, size)
+	y := c.Begin()
+	require.Same(t, y, c.ring.Load().at(size+1))
+	c.CompleteAndWait(y)
+	checkPoints(t, c, size+1, size+1)
+}
+
+// TestBeginIntoOtherControl reuses an entry in a second Control (regions
+// share the pooled scratch that holds it) while the first one's ring still
+// holds it in the slot of its next write. The two count write numbers
+// apart, and here the entry's new number is the one the first Control's
+// drain looks for next: it must not take the entry for its own write and
+// move its read point past a write never begun.
+func TestBeginIntoOtherControl(t *testing.T) {
+	a := New(0)
+	var e WriteEntry
+	a1 := a.Begin()
+	a.BeginInto(&e, nil) // 2
+	a.CompleteAndWait(a1)
+	a.Finish(&e)
+	size := uint64(len(a.ring.Load().slots))
+	for a.WritePoint() < size {
+		a.CompleteAndWait(a.Begin())
+	}
+	w := a.Begin() // size+1, in flight
+	require.Same(t, &e, a.ring.Load().at(size+2), "the slot after w's holds e")
+
+	b := New(size + 1)
+	b.BeginInto(&e, nil)
+	require.Equal(t, size+2, e.WriteNumber())
+	b.Finish(&e)
+	checkPoints(t, b, size+2, size+2)
+
+	a.CompleteAndWait(w) // drains on to the slot that holds e
+	checkPoints(t, a, size+1, size+1)
+	a.CompleteAndWait(a.Begin())
+	checkPoints(t, a, size+2, size+2)
+}
+
+// TestBeginIntoConcurrent is TestConcurrent with each writer reusing one
+// entry of its own for all its writes, beside writers whose entries are
+// allocated (BeginWith), with more writers than the first ring holds, so
+// that rings grow and slots hold entries since begun again, and with two
+// Controls, so that an entry is begun in one and then in the other, as the
+// writers of two regions share pooled scratch. A drain that touched an
+// entry after Finish returned, or took a reused entry for the write its
+// stale slot was for, would move a read point past a write not done, or
+// stall it.
+func TestBeginIntoConcurrent(t *testing.T) {
+	defer checkNoLeaks(t)()
+	const writers = 2*minRingSize + 3
+	perWriter := 400
+	if testing.Short() {
+		perWriter = 60
+	}
+	total := writers * perWriter
+	cs := [2]*Control{New(0), New(0)}
+	var written [2][]atomic.Bool
+	for i := range written {
+		written[i] = make([]atomic.Bool, total+1)
+	}
+	quit := make(chan struct{})
+	var readers sync.WaitGroup
+	for i, c := range cs {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			var checked uint64
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				rp := c.ReadPoint()
+				for ; checked < rp; checked++ {
+					if !written[i][checked+1].Load() {
+						t.Errorf("control %d: read point %d but write %d not done", i, rp, checked+1)
+						return
+					}
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, 7))
+			own := seed%4 != 0
+			var mine WriteEntry
+			for i := 0; i < perWriter; i++ {
+				ci := rng.IntN(2)
+				c := cs[ci]
+				var e *WriteEntry
+				var n uint64
+				if own {
+					if !mine.Idle() {
+						t.Errorf("entry not idle after Finish")
+						return
+					}
+					e = &mine
+					c.BeginInto(e, func(wn uint64) { n = wn })
+				} else {
+					e = c.BeginWith(func(wn uint64) { n = wn })
+				}
+				if e.WriteNumber() != n || n > uint64(total) {
+					t.Errorf("write number %d, action saw %d (of %d)", e.WriteNumber(), n, total)
+					return
+				}
+				if rng.IntN(3) == 0 {
+					runtime.Gosched()
+				}
+				written[ci][n].Store(true)
+				if own {
+					c.Finish(e)
+				} else {
+					c.CompleteAndWait(e)
+				}
+				if rp := c.ReadPoint(); rp < n {
+					t.Errorf("write %d returned with read point %d", n, rp)
+					return
+				}
+			}
+		}(uint64(w))
+	}
+	wg.Wait()
+	close(quit)
+	readers.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, c := range cs {
+		if rp, wp := c.ReadPoint(), c.WritePoint(); rp != wp {
+			t.Fatalf("control %d: read point %d, write point %d at the end", i, rp, wp)
+		}
+	}
+	if sum := cs[0].WritePoint() + cs[1].WritePoint(); sum != uint64(total) {
+		t.Fatalf("%d writes numbered, want %d", sum, total)
 	}
 }

@@ -26,6 +26,11 @@
 //	}
 //	c.CompleteAndWait(e)
 //
+// A writer that keeps memory from one write to the next can keep its entry
+// there too and allocate none: BeginInto begins a write into it, and Finish,
+// which is CompleteAndWait and then waits until no other goroutine refers to
+// the entry, makes it ready for the next one.
+//
 // A reader takes c.ReadPoint() once and ignores every cell whose sequence
 // number is above it. Every write with a number at or below the read point
 // has completed, so a reader sees each write either whole or not at all.

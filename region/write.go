@@ -13,7 +13,9 @@ import (
 	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/filter"
 	"github.com/regionkv/regionkv/memstore"
+	"github.com/regionkv/regionkv/mvcc"
 	"github.com/regionkv/regionkv/wal"
+	"golang.org/x/sys/cpu"
 )
 
 // Put writes p.
@@ -120,6 +122,14 @@ type writeScratch struct {
 	// rowLock is the row lock of an exclusive write (readModifyWrite,
 	// CheckAndMutate) while it holds it: see rowLocks.lock.
 	rowLock rowLock
+	// we is the mvcc entry of the write in commitLocked, begun with
+	// BeginInto and ended with Finish, so that a write allocates none.
+	// A scratch whose entry is not idle (a panic went through
+	// commitLocked) is not pooled: a drain may still reach it. Drains on
+	// other processors write it, so it has cache lines of its own.
+	_  cpu.CacheLinePad
+	we mvcc.WriteEntry
+	_  cpu.CacheLinePad
 }
 
 var writeScratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -137,7 +147,7 @@ func getWriteScratch() *writeScratch { return writeScratchPool.Get().(*writeScra
 // caller's memory (rows, values), which the pool would otherwise keep alive.
 func (s *writeScratch) release() {
 	if cap(s.cells) > maxScratchCells || s.entry.Size() > maxScratchBytes || cap(s.vals) > maxScratchBytes ||
-		cap(s.rows) > maxScratchCells || cap(s.spans) > maxScratchCells {
+		cap(s.rows) > maxScratchCells || cap(s.spans) > maxScratchCells || !s.we.Idle() {
 		return
 	}
 	s.one[0] = nil
@@ -328,7 +338,8 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		walErr error
 		seq    uint64
 	)
-	e := r.mvcc.BeginWith(func(n uint64) {
+	e := &s.we
+	r.mvcc.BeginInto(e, func(n uint64) {
 		seq = n
 		if logged {
 			txid, walErr = r.wal.AppendPrepared(&s.entry, n)
@@ -354,7 +365,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 		// broken WAL is reset (cutting them from the log) before the
 		// next write.
 		completed = true
-		r.mvcc.Complete(e)
+		r.mvcc.Finish(e)
 		r.noteWALError()
 		return errors.Wrapf(walErr, "region %s: WAL", r.dir)
 	}
@@ -379,7 +390,7 @@ func (r *Region) commitLocked(s *writeScratch, cells []encoding.KeyValue, dur wa
 	}
 	r.addMemSize(added)
 	completed = true
-	r.mvcc.CompleteAndWait(e)
+	r.mvcc.Finish(e)
 	if r.memHeap.Load() >= r.opts.FlushSize {
 		r.requestFlush()
 	}
