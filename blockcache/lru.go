@@ -258,7 +258,7 @@ type LRU[V Value] struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	// reserve is the cache's request for Options.GCReserve, from New to
+	// reserve is the cache's GC reserve (Options.gcReserve), from New to
 	// Close.
 	reserve *gcreserve.Reservation
 }
@@ -271,7 +271,7 @@ func New[V Value](opts Options) (*LRU[V], error) {
 		return nil, err
 	}
 	c.done = make(chan struct{})
-	c.reserve = gcreserve.Acquire(opts.GCReserve)
+	c.reserve = gcreserve.Acquire(opts.gcReserve())
 	go c.run()
 	return c, nil
 }

@@ -104,6 +104,39 @@ func TestGCReserve(t *testing.T) {
 	require.EqualValues(t, 0, DefaultOptions().GCReserve)
 }
 
+// TestOffHeapGCReserve checks that an off-heap cache asks for a reserve of
+// its own size, between GCReserve and MaxOffHeapGCReserve, and an on-heap
+// one for GCReserve; and none when GCReserve is 0.
+func TestOffHeapGCReserve(t *testing.T) {
+	o := DefaultOptions()
+	o.GCReserve = DefaultGCReserve
+	for _, c := range []struct {
+		size, want int64
+	}{
+		{32 << 20, DefaultGCReserve}, // on the heap
+		{DefaultOffHeapMinSize, DefaultGCReserve},
+		{200 << 20, 200 << 20},
+		{4 << 30, MaxOffHeapGCReserve},
+	} {
+		o.Size = c.size
+		require.Equal(t, c.size >= DefaultOffHeapMinSize, o.OffHeap(), "size %d", c.size)
+		require.EqualValues(t, c.want, o.gcReserve(), "size %d", c.size)
+	}
+	o.GCReserve = 0
+	require.EqualValues(t, 0, o.gcReserve(), "no reserve asked for")
+	o.GCReserve = 512 << 20
+	require.EqualValues(t, 512<<20, o.gcReserve(), "a larger reserve asked for")
+
+	// An open off-heap cache holds it.
+	require.EqualValues(t, 0, gcreserve.Size())
+	o.Size, o.GCReserve = 128<<20, DefaultGCReserve
+	c, err := New[*testBlock](o)
+	require.NoError(t, err)
+	require.EqualValues(t, 128<<20, gcreserve.Size())
+	require.NoError(t, c.Close())
+	require.EqualValues(t, 0, gcreserve.Size())
+}
+
 // TestOffHeap checks which caches keep their blocks off the Go heap: those
 // at least OffHeapMinSize, and none when it is negative.
 func TestOffHeap(t *testing.T) {
