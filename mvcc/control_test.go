@@ -329,6 +329,31 @@ func TestAssertions(t *testing.T) {
 	})
 }
 
+// watchReadPoint checks, until quit is closed, that c's read point never
+// moves back and never passes a write that done does not report done.
+func watchReadPoint(t *testing.T, c *Control, done func(n uint64) bool, quit <-chan struct{}) {
+	var checked uint64
+	for {
+		select {
+		case <-quit:
+			return
+		default:
+		}
+		rp := c.ReadPoint()
+		if rp < checked {
+			t.Errorf("reader: read point went back from %d to %d", checked, rp)
+			return
+		}
+		for ; checked < rp; checked++ {
+			if !done(checked + 1) {
+				t.Errorf("reader: read point %d but write %d not done", rp, checked+1)
+				return
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
 // TestConcurrent runs many writers and a few readers. Writers begin, take a
 // random detour, set the flag of their write number, and complete (mostly
 // with CompleteAndWait). It checks that:
@@ -358,26 +383,7 @@ func TestConcurrent(t *testing.T) {
 		stop.Add(1)
 		go func() {
 			defer stop.Done()
-			var checked uint64
-			for {
-				select {
-				case <-quit:
-					return
-				default:
-				}
-				rp := c.ReadPoint()
-				if rp < checked {
-					t.Errorf("reader: read point went back from %d to %d", checked, rp)
-					return
-				}
-				for ; checked < rp; checked++ {
-					if !written[checked+1] {
-						t.Errorf("reader: read point %d but write %d not done", rp, checked+1)
-						return
-					}
-				}
-				runtime.Gosched()
-			}
+			watchReadPoint(t, c, func(n uint64) bool { return written[n] }, quit)
 		}()
 	}
 
@@ -748,22 +754,7 @@ func TestBeginIntoConcurrent(t *testing.T) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			var checked uint64
-			for {
-				select {
-				case <-quit:
-					return
-				default:
-				}
-				rp := c.ReadPoint()
-				for ; checked < rp; checked++ {
-					if !written[i][checked+1].Load() {
-						t.Errorf("control %d: read point %d but write %d not done", i, rp, checked+1)
-						return
-					}
-				}
-				runtime.Gosched()
-			}
+			watchReadPoint(t, c, func(n uint64) bool { return written[i][n].Load() }, quit)
 		}()
 	}
 	var wg sync.WaitGroup

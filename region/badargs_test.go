@@ -209,18 +209,7 @@ func TestWritesAcrossRegions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range rs {
-		n := 0
-		sc, err := r.NewScanner(&Scan{})
-		require.NoError(t, err)
-		for {
-			res, err := sc.Next()
-			require.NoError(t, err)
-			if res == nil {
-				break
-			}
-			n++
-		}
-		sc.Close()
-		require.Equal(t, writers*perWriter/2, n, "rows in region %d", i)
+		rows, _ := scanAll(t, r, &Scan{})
+		require.Len(t, rows, writers*perWriter/2, "rows in region %d", i)
 	}
 }
