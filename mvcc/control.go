@@ -113,9 +113,10 @@ var ErrWritesInFlight = errors.New("mvcc: writes in flight")
 // drain may still find it in the ring slot of an earlier write, even one
 // of another Control (regions share the writers' scratch), so its write
 // number and owner are atomic, and a drain that reads another number or
-// another owner there stops as for an entry not yet begun. The region's writes do this with
-// the entry in their pooled scratch: a Put then allocates nothing, and an
-// Increment only its Result, 32 bytes less garbage per write.
+// another owner there stops as for an entry not yet begun. The region's
+// writes keep their entry in their pooled scratch: a Put then allocates
+// nothing, and an Increment only its Result, 32 bytes less garbage per
+// write.
 //
 // # Cache lines
 //
@@ -516,10 +517,11 @@ func (c *Control) AdvanceTo(n uint64) error {
 // behind. For that the ring is loaded again after each move: an entry begun
 // after the ring was replaced is only in the new one.
 func (c *Control) drain() {
+	id := c.id.Load()
 	for {
 		rp := c.readPoint.Load()
 		e := c.ring.Load().at(rp + 1)
-		if e == nil || e.writeNumber.Load() != rp+1 || e.owner.Load() != c.id.Load() || e.state.Load()&entryCompleted == 0 {
+		if e == nil || e.writeNumber.Load() != rp+1 || e.owner.Load() != id || e.state.Load()&entryCompleted == 0 {
 			return
 		}
 		if !c.readPoint.CompareAndSwap(rp, rp+1) {
