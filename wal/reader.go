@@ -3,6 +3,7 @@ package wal
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/cockroachdb/errors"
@@ -271,7 +272,8 @@ func (r *Reader) tornOrCorrupt(off int64, cause error) error {
 	}
 	if j, ok := record.FindValid(rest, 1, isEntry); ok {
 		return encoding.MarkCorruption(errors.Wrapf(cause,
-			"wal: %s: corrupt record at offset %d, followed by an intact record at offset %d", path, off, off+int64(j)))
+			"wal: %s: corrupt record at offset %d, followed by an intact record at offset %d (%s); the %d bytes before it %s",
+			path, off, off+int64(j), describeEntry(rest[j:]), j, describeDamage(rest[:j])))
 	}
 	r.cur.torn = true
 	r.stats.TornTail = true
@@ -279,6 +281,30 @@ func (r *Reader) tornOrCorrupt(off int64, cause error) error {
 	r.stats.TornOffset = off
 	r.stats.DroppedBytes = r.size - off
 	return io.EOF
+}
+
+// describeEntry names the region and sequence id of the entry record that
+// b starts with, for an error: whose write lies past damage says much about
+// how the damage came about.
+func describeEntry(b []byte) string {
+	payload, _, err := record.Decode(b)
+	if err != nil {
+		return "undecodable"
+	}
+	k, _, err := decodeEntry(payload)
+	if err != nil {
+		return "undecodable"
+	}
+	return fmt.Sprintf("an entry of region %q, sequence id %d", k.EncodedRegionName, k.SeqNum)
+}
+
+// describeDamage says what the damaged bytes b are: all zeros (never
+// written), or their first bytes.
+func describeDamage(b []byte) string {
+	if allZero(b) {
+		return "are all zeros"
+	}
+	return fmt.Sprintf("begin %x", b[:min(len(b), 24)])
 }
 
 func isEntry(payload []byte) bool {

@@ -183,6 +183,8 @@ func TestMidLogCorruption(t *testing.T) {
 				}
 			}
 			require.Contains(t, err.Error(), fmt.Sprintf("%s: corrupt record at offset %d,", path, rec))
+			// What follows the damage, and what the damage is.
+			require.Regexp(t, `\(an entry of region "[^"]+", sequence id \d+\); the \d+ bytes before it begin [0-9a-f]+`, err.Error())
 		default:
 			require.NoError(t, err, "flip at %d", pos)
 			require.True(t, stats.TornTail)
@@ -190,6 +192,18 @@ func TestMidLogCorruption(t *testing.T) {
 			require.Equal(t, 3, stats.Applied)
 		}
 	}
+
+	// A record never written (zeros) before an intact one, as a stray
+	// write past the end of what was written would leave.
+	b := bytes.Clone(data)
+	clear(b[offs[1]:offs[2]])
+	rewriteSegments(t, dir, b)
+	_, err := Replay(dir, 0, func(*Key, *Edit) error { return nil })
+	require.True(t, encoding.IsCorruption(err), "%v", err)
+	k, _ := testEdit(3)
+	require.Contains(t, err.Error(), fmt.Sprintf("corrupt record at offset %d, followed by an intact record at offset %d "+
+		"(an entry of region %q, sequence id 3); the %d bytes before it are all zeros",
+		offs[1], offs[2], k.EncodedRegionName, offs[2]-offs[1]), "%v", err)
 
 	// In a segment that is not the last, any bad record is corruption, a
 	// cut last record included.
