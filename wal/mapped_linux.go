@@ -259,5 +259,9 @@ func (m *mappedFile) Close() error {
 	if cerr := m.f.Close(); err == nil {
 		err = cerr
 	}
+	// The descriptor's number is free for the next file opened: a Write
+	// after Close must not map that file (advance would, through m.fd).
+	// With -1 it fails with EBADF instead.
+	m.fd = -1
 	return err
 }

@@ -419,3 +419,34 @@ func TestWarm(t *testing.T) {
 	require.Equal(t, byte(101), warm(b))
 	require.Zero(t, warm(nil))
 }
+
+// TestMappedWriteAfterClose: a write to a closed mapped segment fails. It
+// must not reach the file opened next, which most often gets the closed
+// descriptor's number: mapping a chunk through that number would write
+// into another segment.
+func TestMappedWriteAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "a"))
+	require.NoError(t, err)
+	hdr := appendSegmentHeader(nil)
+	_, err = f.Write(hdr)
+	require.NoError(t, err)
+	m, ok := mapSegment(f, int64(len(hdr))).(*mappedFile)
+	require.True(t, ok)
+	fd := m.fd
+	_, err = m.Write([]byte("an entry"))
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
+
+	g, err := os.Create(filepath.Join(dir, "b"))
+	require.NoError(t, err)
+	defer g.Close()
+	if int(g.Fd()) != fd {
+		t.Logf("the next file got descriptor %d, not the closed %d", g.Fd(), fd)
+	}
+	_, err = m.Write([]byte("a stray entry"))
+	require.Error(t, err)
+	st, err := g.Stat()
+	require.NoError(t, err)
+	require.Zero(t, st.Size(), "the write after Close reached the next file")
+}

@@ -177,3 +177,92 @@ func TestResetUnderLoad(t *testing.T) {
 		require.True(t, have[s], "acknowledged seq %d lost", s)
 	}
 }
+
+// TestBrokenBesideARound: an fsync run with the file free (a flush's
+// SyncAll) fails while another caller's round is writing the file. The
+// writer is broken with that round in progress; Reset and Close must wait
+// for it rather than take the file from under it: the round's entry is
+// written and acknowledged, and the file is not closed while it writes.
+func TestBrokenBesideARound(t *testing.T) {
+	for _, then := range []string{"reset", "close"} {
+		t.Run(then, func(t *testing.T) {
+			fs := newTestFS()
+			dir := t.TempDir()
+			w := openTest(t, dir, Options{FS: fs, AsyncFlushInterval: time.Hour})
+			r := newRegion(w, 0)
+			r.mustWrite(t, SyncWAL, 1) // written, not fsync'd
+
+			var failed atomic.Bool
+			fs.setSyncDelay(50 * time.Millisecond)
+			fs.setSyncErr(func(string) error {
+				if failed.CompareAndSwap(false, true) {
+					return errInjected
+				}
+				return nil
+			})
+			syncAll := make(chan error, 1)
+			go func() { syncAll <- w.SyncAll() }()
+			waitFor(t, w, func() bool { return w.mu.syncing })
+
+			// A round of another caller, held in its write.
+			gate := make(chan struct{})
+			fs.setWriteGate(gate)
+			wrote := make(chan error, 1)
+			go func() {
+				_, err := r.write(SyncWAL)
+				wrote <- err
+			}()
+			waitFor(t, w, func() bool { return w.mu.busy && !w.mu.syncing })
+			require.ErrorIs(t, <-syncAll, errInjected)
+
+			done := make(chan error, 1)
+			go func() {
+				if then == "reset" {
+					done <- w.Reset()
+				} else {
+					done <- w.Close()
+				}
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("%s returned (%v) while a round was writing", then, err)
+			case <-time.After(50 * time.Millisecond):
+			}
+			fs.setWriteGate(nil)
+			close(gate)
+			require.NoError(t, <-wrote, "the round's entry")
+			err := <-done
+			if then == "reset" {
+				require.NoError(t, err)
+				r.mustWrite(t, SyncWAL, 1)
+				require.NoError(t, w.Close())
+			} else {
+				require.ErrorIs(t, err, errInjected)
+			}
+			fs.setSyncErr(nil)
+			seqs, _ := replaySeqs(t, vfs.Default, dir, 0)
+			if then == "reset" {
+				require.Equal(t, []uint64{1, 2, 3}, seqs)
+			} else {
+				require.Equal(t, []uint64{1, 2}, seqs)
+			}
+		})
+	}
+}
+
+// waitFor waits until cond, evaluated with w.mu held, holds.
+func waitFor(t *testing.T, w *Writer, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		w.mu.Lock()
+		ok := cond()
+		w.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

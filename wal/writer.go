@@ -977,18 +977,24 @@ func (w *Writer) Reset() error {
 	if w.mu.closing {
 		return ErrClosed
 	}
+	if w.mu.err == nil {
+		return nil
+	}
+	// While the writer is broken no one starts I/O: holding w.mu, Reset
+	// owns the file once the I/O in progress is done. A failed fsync run
+	// with the file free (syncFreeLocked) breaks the writer while another
+	// caller's round may still be writing: wait for that round too (it, or
+	// the flush goroutine it hands the file to, frees the file and
+	// broadcasts). Close or another Reset may come meanwhile.
+	for w.mu.syncing || w.mu.busy {
+		w.done.Wait()
+	}
+	if w.mu.closing {
+		return ErrClosed
+	}
 	cause := w.mu.err
 	if cause == nil {
 		return nil
-	}
-	// While the writer is broken no one is busy (see finishRoundLocked and
-	// rollLocked) and no one starts I/O: holding w.mu, Reset owns the file
-	// once an fsync in progress is done.
-	for w.mu.syncing {
-		w.done.Wait()
-	}
-	if w.mu.busy {
-		return errors.AssertionFailedf("wal: reset of a broken writer with I/O in progress")
 	}
 	if w.file != nil {
 		_ = w.file.Close()
@@ -1093,10 +1099,13 @@ func (w *Writer) flushLoop() {
 			continue
 		}
 		if w.mu.err != nil {
-			// Broken: answer roll requests with the error, exit on Close.
+			// Broken: answer roll requests with the error, exit on Close,
+			// once no round is writing the file and no fsync is running
+			// (a failed fsync with the file free breaks the writer while
+			// another caller's round may still be writing it).
 			w.mu.rollDone = w.mu.rollReq
 			w.done.Broadcast()
-			if w.mu.closing {
+			if w.mu.closing && !w.mu.busy && !w.mu.syncing {
 				if w.file != nil {
 					_ = w.file.Close()
 					w.file = nil
