@@ -195,7 +195,7 @@ func (m *mappedFile) room(n int) []byte {
 	if m.m == nil || pos < 0 || pos+int64(n) > int64(len(m.m)) {
 		return nil
 	}
-	return m.m[pos : pos : pos+int64(n)]
+	return m.m[pos : pos+int64(n) : pos+int64(n)]
 }
 
 // wrote implements directFile.
@@ -210,7 +210,7 @@ func (m *mappedFile) Write(p []byte) (int, error) {
 				return n, err
 			}
 		}
-		c := copy(m.m[m.off-m.base:], p[n:])
+		c := orderedCopy(m.m[m.off-m.base:], p[n:])
 		n += c
 		m.off += int64(c)
 	}

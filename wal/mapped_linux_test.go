@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -449,4 +450,59 @@ func TestMappedWriteAfterClose(t *testing.T) {
 	st, err := g.Stat()
 	require.NoError(t, err)
 	require.Zero(t, st.Size(), "the write after Close reached the next file")
+}
+
+// TestOrderedCopyFault interrupts copies into memory the way a kill during
+// a page fault does: the page after the first is inaccessible, so the copy
+// faults there, and what it stored before is what a process killed at that
+// moment leaves in a mapped segment. orderedCopy must leave a prefix of
+// what it copied: a record written out of turn, past one not yet written,
+// is what the reader calls corruption.
+func TestOrderedCopyFault(t *testing.T) {
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	require.NoError(t, err)
+	defer unix.Munmap(mem)
+	require.NoError(t, unix.Mprotect(mem[page:], unix.PROT_NONE))
+
+	// faultingCopy runs f until it faults, as it must, on the second page.
+	faultingCopy := func(f func(dst, src []byte) int, dst, src []byte) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			_, fault := recover().(interface{ Addr() uintptr })
+			require.True(t, fault, "no fault")
+		}()
+		f(dst, src)
+	}
+	// prefix reports how much of src dst holds before the fault, and
+	// whether dst holds nothing else there: a prefix, then zeros.
+	prefix := func(dst, src []byte) (int, bool) {
+		i := 0
+		for i < len(dst) && dst[i] == src[i] {
+			i++
+		}
+		return i, allZero(dst[i:])
+	}
+	src := make([]byte, 3*page)
+	for i := range src {
+		src[i] = byte(1 + i%251) // never zero
+	}
+	for _, before := range []int{20, 100, 255, 256, 257, 300, 1000, 2047, 2049, 3000, page - 32} {
+		for _, align := range []int{0, 1, 7, 31} {
+			start := page - before
+			n := before + 200 + align // runs past the first page
+			clear(mem[:page])
+			faultingCopy(orderedCopy, mem[start-align:start-align+n], src[:n])
+			got, ok := prefix(mem[start-align:page], src)
+			require.True(t, ok, "orderedCopy of %d bytes, %d before the fault: bytes stored after %d it had not stored", n, before+align, got)
+			// It gets at least to the last whole store before the page.
+			require.GreaterOrEqual(t, got, before+align-32, "orderedCopy of %d bytes stopped early", n)
+
+			clear(mem[:page])
+			faultingCopy(func(dst, src []byte) int { return copy(dst, src) }, mem[start-align:start-align+n], src[:n])
+			if got, ok := prefix(mem[start-align:page], src); !ok {
+				t.Logf("copy of %d bytes, %d before the fault, left bytes after the first %d it had not stored", n, before+align, got)
+			}
+		}
+	}
 }

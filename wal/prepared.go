@@ -84,6 +84,13 @@ func (p *PreparedEntry) appendTo(dst []byte, seq uint64) ([]byte, error) {
 	if protowire.SizeVarint(seq) != p.seqLen {
 		return p.appendReframed(dst, seq)
 	}
+	p.setSeq(seq)
+	return append(dst, p.buf...), nil
+}
+
+// setSeq patches sequence id seq, whose varint is as long as the one
+// prepared, and the checksum into p's record.
+func (p *PreparedEntry) setSeq(seq uint64) {
 	if seq != p.seq {
 		var old, cur [binary.MaxVarintLen64]byte
 		protowire.AppendVarint(old[:0], p.seq)
@@ -97,7 +104,6 @@ func (p *PreparedEntry) appendTo(dst []byte, seq uint64) ([]byte, error) {
 		binary.BigEndian.PutUint32(p.buf[4:8], maskCRC(p.crc))
 		p.seq = seq
 	}
-	return append(dst, p.buf...), nil
 }
 
 // appendReframed appends the prepared record to dst with seq's varint in

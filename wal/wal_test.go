@@ -80,12 +80,15 @@ func newRegion(w *Writer, start uint64) *region { return &region{w: w, mv: mvcc.
 
 // write logs testEdit(seq) with durability d the way the region will, and
 // returns seq.
-func (r *region) write(d Durability) (uint64, error) {
+func (r *region) write(d Durability) (uint64, error) { return r.writeWith(testEdit, d) }
+
+// writeWith is write for the entry edit(seq).
+func (r *region) writeWith(edit func(seq uint64) (*Key, *Edit), d Durability) (uint64, error) {
 	var txid, seq uint64
 	var err error
 	we := r.mv.BeginWith(func(n uint64) {
 		seq = n
-		k, e := testEdit(n)
+		k, e := edit(n)
 		txid, err = r.w.Append(k, e)
 	})
 	if err == nil {

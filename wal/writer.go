@@ -465,8 +465,9 @@ func (w *Writer) AppendPrepared(p *PreparedEntry, seq uint64) (txid uint64, _ er
 // directFile is a segment file a record can be framed straight into
 // (a mapped segment: a copy into the mapping is the write).
 type directFile interface {
-	// room returns the n bytes after what was written, with room for
-	// exactly n, or nil if they cannot be had without I/O.
+	// room returns the n bytes after what was written, or nil if they
+	// cannot be had without I/O. They are to be filled with orderedCopy
+	// (see there).
 	room(n int) []byte
 	// wrote records that n more bytes were written.
 	wrote(n int)
@@ -506,11 +507,8 @@ func (w *Writer) appendDirectLocked(p *PreparedEntry, seq uint64) (uint64, bool)
 	if room == nil {
 		return 0, false
 	}
-	if out, err := p.appendTo(room, seq); err != nil || len(out) != n {
-		// Not expected (same length, checked above); the bytes past what
-		// was written are not part of the segment until wrote moves on.
-		return 0, false
-	}
+	p.setSeq(seq) // same length, checked above
+	orderedCopy(room, p.buf)
 	df.wrote(n)
 	w.mu.activeSize += int64(n)
 	w.mu.activeMaxSeq = max(w.mu.activeMaxSeq, seq)
