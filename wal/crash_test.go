@@ -180,13 +180,5 @@ func checkCrashEntry(t testing.TB, k *Key, e *Edit) {
 		checkEntry(t, k, e)
 		return
 	}
-	wk, we := bigEdit(k.SeqNum)
-	require.Equal(t, wk, k)
-	require.Len(t, e.Cells, len(we.Cells))
-	for i := range we.Cells {
-		want := we.Cells[i]
-		want.SeqNum = encoding.SeqNum(k.SeqNum)
-		require.Equal(t, want.String(), e.Cells[i].String())
-		require.Equal(t, string(want.Value), string(e.Cells[i].Value))
-	}
+	checkEntryOf(t, bigEdit, k, e)
 }

@@ -21,9 +21,6 @@ package wal
 // why a piece cannot hold a whole record written out of turn.
 func orderedCopy(dst, src []byte) int {
 	n := min(len(dst), len(src))
-	if n <= orderedPiece {
-		return copy(dst[:n], src[:n])
-	}
 	for i := 0; i < n; i += orderedPiece {
 		j := min(i+orderedPiece, n)
 		copy(dst[i:j], src[i:j])

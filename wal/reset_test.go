@@ -253,16 +253,9 @@ func TestBrokenBesideARound(t *testing.T) {
 // waitFor waits until cond, evaluated with w.mu held, holds.
 func waitFor(t *testing.T, w *Writer, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	require.Eventually(t, func() bool {
 		w.mu.Lock()
-		ok := cond()
-		w.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer w.mu.Unlock()
+		return cond()
+	}, 10*time.Second, time.Millisecond)
 }

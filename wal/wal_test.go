@@ -57,7 +57,13 @@ func testEdit(seq uint64) (*Key, *Edit) {
 // checkEntry checks that a replayed entry is testEdit(k.SeqNum).
 func checkEntry(t testing.TB, k *Key, e *Edit) {
 	t.Helper()
-	wk, we := testEdit(k.SeqNum)
+	checkEntryOf(t, testEdit, k, e)
+}
+
+// checkEntryOf checks that a replayed entry is edit(k.SeqNum).
+func checkEntryOf(t testing.TB, edit func(seq uint64) (*Key, *Edit), k *Key, e *Edit) {
+	t.Helper()
+	wk, we := edit(k.SeqNum)
 	require.Equal(t, wk, k)
 	require.Len(t, e.Cells, len(we.Cells))
 	for i := range we.Cells {
