@@ -3,7 +3,6 @@ package hfile
 import (
 	"bytes"
 	"encoding/binary"
-	"slices"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -171,22 +170,45 @@ func (x nonRootIndex) searchRange(lo, hi int, key []byte, cmp func(a, b []byte) 
 	return lo - 1, true
 }
 
-// indexAccel speeds up the search of a cached non-root index block, whose
-// binary search otherwise reads an entry and compares whole keys at every
-// step, two cache misses each across the block. It holds, for each entry,
-// the 8 bytes of the entry's row that follow the prefix all its rows share
-// (big-endian, zero padded), so that most steps compare two words in one
-// small array; only entries whose word equals the key's are compared in
-// full. Rows that differ in their words are ordered by them, since the
-// words of zero-padded rows keep the rows' byte order (strictly, when they
-// differ): so it serves the byte-ordered row comparers, not hbase:meta's.
+// indexAccel speeds up the search of an index: a cached non-root index
+// block, whose binary search otherwise reads an entry and compares whole
+// keys at every step, two cache misses each across the block, or the data
+// index's root. It holds, for each entry, the 8 bytes of the entry's row
+// that follow the prefix all its rows share (big-endian, zero padded) beside
+// the entry's offset and size, so that a search compares words in one small
+// array and takes its answer from the same line, never touching the block.
+// Rows that differ in their words are ordered by them, since the words of
+// zero-padded rows keep the rows' byte order (strictly, when they differ):
+// so it serves the byte-ordered row comparers, not hbase:meta's.
+//
+// An entry whose word equals the key's is compared in full, unless its key
+// is the first key on its row (what the writer's midpoint keys nearly always
+// are: see midpointKey) and the word holds the whole row of both: every key
+// of that row is at or after it.
 type indexAccel struct {
-	prefix []byte
-	words  []uint64
+	// prefix is held in prefixBuf when it fits: it is read by every
+	// search, and the block it comes from is cold.
+	prefix    []byte
+	prefixBuf [32]byte
+	ents      []accelEntry
+	// The entries' keys: a non-root block's (x), or the root's (keys).
+	x    nonRootIndex
+	keys [][]byte
+}
+
+// accelEntry is one entry of an indexAccel.
+type accelEntry struct {
+	word uint64
+	off  int64
+	size int32
+	// firstOnRow is the length of the entry's row if its key is the
+	// first key on the row and the row ends within prefix and word,
+	// else -1.
+	firstOnRow int32
 }
 
 // memSize returns the bytes a holds, for cache accounting.
-func (a *indexAccel) memSize() int64 { return int64(8*len(a.words) + 64) }
+func (a *indexAccel) memSize() int64 { return int64(24*len(a.ents) + 128) }
 
 // rowWord returns the 8 bytes of row from p on, big-endian, zero padded.
 func rowWord(row []byte, p int) uint64 {
@@ -197,27 +219,65 @@ func rowWord(row []byte, p int) uint64 {
 	return binary.BigEndian.Uint64(w[:])
 }
 
-// buildIndexAccel returns x's indexAccel, nil if an entry is malformed
-// (the plain search then reports it). Its prefix aliases x's bytes, which
-// an index block keeps for its life (index blocks are never pooled).
-func buildIndexAccel(x nonRootIndex) *indexAccel {
-	row := func(i int) ([]byte, bool) {
-		_, _, k, ok := x.entry(i)
-		if !ok || len(k) < encoding.RowLenSize {
-			return nil, false
-		}
-		rl := int(binary.BigEndian.Uint16(k))
-		if encoding.RowLenSize+rl > len(k) {
-			return nil, false
-		}
-		return k[encoding.RowLenSize : encoding.RowLenSize+rl], true
+// keyRow returns the row of key, false if key is malformed.
+func keyRow(k []byte) ([]byte, bool) {
+	if len(k) < encoding.RowLenSize {
+		return nil, false
 	}
-	prefix, ok := row(0)
+	rl := int(binary.BigEndian.Uint16(k))
+	if encoding.RowLenSize+rl > len(k) {
+		return nil, false
+	}
+	return k[encoding.RowLenSize : encoding.RowLenSize+rl], true
+}
+
+// isFirstOnRow reports whether k, whose row is rl bytes, is the first key
+// on its row: no family or qualifier, the latest timestamp, type Maximum.
+func isFirstOnRow(k []byte, rl int) bool {
+	p := encoding.RowLenSize + rl
+	return len(k) == p+encoding.FamLenSize+encoding.TimestampSize+encoding.TypeSize && k[p] == 0 &&
+		int64(binary.BigEndian.Uint64(k[p+1:])) == encoding.LatestTimestamp && encoding.Type(k[p+9]) == encoding.TypeMaximum
+}
+
+// buildIndexAccel returns x's indexAccel, nil if an entry is malformed
+// (the plain search then reports it). It reads keys from x, which an index
+// block keeps for its life (index blocks are never pooled).
+func buildIndexAccel(x nonRootIndex) *indexAccel {
+	ents := make([]accelEntry, x.n)
+	for i := range ents {
+		off, size, _, ok := x.entry(i)
+		if !ok {
+			return nil
+		}
+		ents[i].off, ents[i].size = off, size
+	}
+	return fillIndexAccel(&indexAccel{x: x, ents: ents}, func(i int) []byte {
+		_, _, k, _ := x.entry(i)
+		return k
+	})
+}
+
+// buildRootAccel returns ri's indexAccel, nil if a key is malformed.
+func buildRootAccel(ri *rootIndex) *indexAccel {
+	if ri.len() == 0 {
+		return nil
+	}
+	ents := make([]accelEntry, ri.len())
+	for i := range ents {
+		ents[i].off, ents[i].size = ri.offsets[i], ri.sizes[i]
+	}
+	return fillIndexAccel(&indexAccel{keys: ri.keys, ents: ents}, func(i int) []byte { return ri.keys[i] })
+}
+
+// fillIndexAccel sets a's prefix, words and firstOnRow from the n keys
+// key returns; nil if a key is malformed.
+func fillIndexAccel(a *indexAccel, key func(i int) []byte) *indexAccel {
+	prefix, ok := keyRow(key(0))
 	if !ok {
 		return nil
 	}
-	for i := 1; i < x.n; i++ {
-		r, ok := row(i)
+	for i := 1; i < len(a.ents); i++ {
+		r, ok := keyRow(key(i))
 		if !ok {
 			return nil
 		}
@@ -227,46 +287,95 @@ func buildIndexAccel(x nonRootIndex) *indexAccel {
 		}
 		prefix = prefix[:n]
 	}
-	a := &indexAccel{prefix: prefix[:len(prefix):len(prefix)], words: make([]uint64, x.n)}
-	for i := range a.words {
-		r, _ := row(i)
-		a.words[i] = rowWord(r, len(prefix))
+	if len(prefix) <= len(a.prefixBuf) {
+		a.prefix = a.prefixBuf[:len(prefix):len(prefix)]
+	} else {
+		a.prefix = make([]byte, len(prefix))
+	}
+	copy(a.prefix, prefix)
+	for i := range a.ents {
+		k := key(i)
+		r, _ := keyRow(k)
+		e := &a.ents[i]
+		e.word = rowWord(r, len(prefix))
+		e.firstOnRow = -1
+		if len(r) <= len(prefix)+8 && isFirstOnRow(k, len(r)) {
+			e.firstOnRow = int32(len(r))
+		}
 	}
 	return a
 }
 
-// search is x.search(key) for a well-formed key, with a's help.
-func (a *indexAccel) search(x nonRootIndex, key []byte, cmp func(a, b []byte) int) (int, bool) {
-	if len(key) < encoding.RowLenSize {
-		return x.search(key, cmp)
+// keyAt returns entry i's key, false if the entry is malformed.
+func (a *indexAccel) keyAt(i int) ([]byte, bool) {
+	if a.keys != nil {
+		return a.keys[i], true
 	}
-	rl := int(binary.BigEndian.Uint16(key))
-	if encoding.RowLenSize+rl > len(key) {
-		return x.search(key, cmp)
+	_, _, k, ok := a.x.entry(i)
+	return k, ok
+}
+
+// search returns the largest i with key(i) <= key, or -1, as the plain
+// searches do; ok is false if an entry it had to compare in full is
+// malformed.
+func (a *indexAccel) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
+	row, ok := keyRow(key)
+	if !ok {
+		return a.searchFull(0, len(a.ents), key, cmp)
 	}
-	row := key[encoding.RowLenSize : encoding.RowLenSize+rl]
 	if !bytes.HasPrefix(row, a.prefix) {
 		// Every entry's row has the prefix: all of them are after row, or
 		// all before it.
 		if bytes.Compare(row, a.prefix) < 0 {
 			return -1, true
 		}
-		return x.n - 1, true
+		return len(a.ents) - 1, true
 	}
 	w := rowWord(row, len(a.prefix))
-	// Entries before lo have smaller rows, entries from hi on larger ones;
-	// those between share the key's word and are compared whole.
-	lo, _ := slices.BinarySearch(a.words, w)
-	hi, top := lo, len(a.words)
-	for hi < top { // the first word above w
-		m := int(uint(hi+top) >> 1)
-		if a.words[m] <= w {
-			hi = m + 1
+	whole := len(row) <= len(a.prefix)+8
+	lo, hi := 0, len(a.ents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		e := &a.ents[m]
+		var le bool
+		switch {
+		case e.word < w:
+			le = true
+		case e.word > w:
+			le = false
+		case whole && int(e.firstOnRow) == len(row):
+			le = true // the first key on the key's own row
+		default:
+			k, ok := a.keyAt(m)
+			if !ok {
+				return 0, false
+			}
+			le = cmp(k, key) <= 0
+		}
+		if le {
+			lo = m + 1
 		} else {
-			top = m
+			hi = m
 		}
 	}
-	return x.searchRange(lo, hi, key, cmp)
+	return lo - 1, true
+}
+
+// searchFull is the plain binary search among entries [lo, hi).
+func (a *indexAccel) searchFull(lo, hi int, key []byte, cmp func(a, b []byte) int) (int, bool) {
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		k, ok := a.keyAt(m)
+		if !ok {
+			return 0, false
+		}
+		if cmp(k, key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1, true
 }
 
 // indexChunk accumulates index entries for one index block being written.

@@ -36,6 +36,10 @@ type Iterator struct {
 	// Next and does not know it. nextBuf holds a copy of such a key.
 	nextIndexed []byte
 	nextKnown   bool
+	// nextLazy, while nextPending, is where nextIndexed is to be read from
+	// (see nextKey); resolveNext reads it.
+	nextLazy    nextKey
+	nextPending bool
 	nextBuf     []byte
 	keyBuf      []byte // SeekBeforeRow's seek key
 	rowBuf      []byte // and row
@@ -66,7 +70,7 @@ func (it *Iterator) Close() {
 		it.other.release()
 	}
 	it.blk.release()
-	it.blk, it.other, it.nextIndexed = nil, nil, nil
+	it.blk, it.other, it.nextIndexed, it.nextLazy, it.nextPending = nil, nil, nil, nextKey{}, false
 	if it.seeker != nil {
 		it.r.seekers.Put(it.seeker)
 		it.seeker = closedSeeker{}
@@ -193,7 +197,7 @@ func (it *Iterator) setBlock(b *Block) error {
 	if b == it.other && it.otherDecoded {
 		// Back to the previous block, which its seeker holds decoded.
 		it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
-		it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
+		it.other, it.blk, it.nextIndexed, it.nextKnown, it.nextPending = it.blk, b, nil, false, false
 		if err := it.seeker.Rewind(); err != nil {
 			it.otherDecoded = false
 			return it.fail(it.wrapBlockErr(err, b))
@@ -273,7 +277,7 @@ func (it *Iterator) dropNew(b *Block, err error) error {
 // scans step back to it); the one before is dropped.
 func (it *Iterator) install(b *Block) {
 	dropped := it.other
-	it.other, it.blk, it.nextIndexed, it.nextKnown = it.blk, b, nil, false
+	it.other, it.blk, it.nextIndexed, it.nextKnown, it.nextPending = it.blk, b, nil, false, false
 	if dropped != nil && dropped != b && dropped != it.other {
 		dropped.release()
 	}
@@ -321,7 +325,7 @@ func (it *Iterator) First() (bool, error) {
 	if err := it.setBlock(b); err != nil {
 		return false, err
 	}
-	it.nextIndexed, it.nextKnown = next, true
+	it.setNext(next)
 	it.positioned = true
 	it.counted, it.cells = true, 1
 	return true, nil
@@ -411,7 +415,7 @@ func (it *Iterator) cachedBlock(off int64) (*Block, error) {
 
 // loadAndSeek seeks to key in the data block at off: b, if it is not nil
 // (a block cachedBlock returned), else the block dataBlock loads.
-func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.Key, rewind bool, b *Block) (int, error) {
+func (it *Iterator) loadAndSeek(off int64, size int, next nextKey, key encoding.Key, rewind bool, b *Block) (int, error) {
 	res, seeked := 0, false
 	if it.blk == nil || it.blk.Offset != off {
 		var err error
@@ -429,7 +433,7 @@ func (it *Iterator) loadAndSeek(off int64, size int, next []byte, key encoding.K
 			return 0, it.fail(it.wrapBlockErr(err, it.blk))
 		}
 	}
-	it.nextIndexed, it.nextKnown = next, true
+	it.setNext(next)
 	if !seeked {
 		var err error
 		if res, err = it.seeker.SeekToKeyInBlock(key, false); err != nil {
@@ -455,6 +459,7 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 			}
 			return encoding.SeekPrecedesBlock, nil
 		}
+		it.resolveNext()
 		if !it.nextKnown {
 			it.learnNextIndexed()
 		}
@@ -470,6 +475,31 @@ func (it *Iterator) Reseek(key encoding.Key) (int, error) {
 	return it.SeekTo(key)
 }
 
+// setNext records next, from lookupDataBlock, as the index key of the block
+// after the current one.
+func (it *Iterator) setNext(next nextKey) {
+	if next.a == nil {
+		it.nextIndexed, it.nextKnown, it.nextPending = next.key, true, false
+		return
+	}
+	it.nextIndexed, it.nextKnown, it.nextLazy, it.nextPending = nil, true, next, true
+}
+
+// resolveNext reads the pending next key, if any. An entry that does not
+// parse leaves it unknown: Reseek then walks the index, which reports it.
+func (it *Iterator) resolveNext() {
+	if !it.nextPending {
+		return
+	}
+	k, ok := it.nextLazy.get()
+	it.nextLazy, it.nextPending = nextKey{}, false
+	if !ok {
+		it.nextIndexed, it.nextKnown = nil, false
+		return
+	}
+	it.nextIndexed = k
+}
+
 // learnNextIndexed finds the index key of the block after the current one,
 // which an iterator that reached the block by Next does not know, with one
 // index walk by the block's first key: without it every Reseek in the
@@ -479,11 +509,15 @@ func (it *Iterator) learnNextIndexed() {
 	if err != nil || !found || off != it.blk.Offset {
 		return // leave it unknown: Reseek falls back to SeekTo
 	}
-	if next != nil {
-		it.nextBuf = append(it.nextBuf[:0], next...)
-		next = it.nextBuf
+	nk, ok := next.get()
+	if !ok {
+		return
 	}
-	it.nextIndexed, it.nextKnown = next, true
+	if nk != nil {
+		it.nextBuf = append(it.nextBuf[:0], nk...)
+		nk = it.nextBuf
+	}
+	it.nextIndexed, it.nextKnown, it.nextPending = nk, true, false
 }
 
 // SeekBefore positions on the last cell strictly before key. It returns
@@ -522,7 +556,7 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 	if err := it.setBlock(b); err != nil {
 		return false, err
 	}
-	it.nextIndexed, it.nextKnown = next, true
+	it.setNext(next)
 	if it.r.cmp.CompareKeys(it.seeker.Key(), key) >= 0 {
 		// Everything in this block is >= key: the answer is the last cell
 		// of the previous data block, found through the header.
@@ -543,7 +577,7 @@ func (it *Iterator) SeekBefore(key encoding.Key) (bool, error) {
 		// and every cell from b on is >= key. Copy key: the caller may
 		// reuse it.
 		it.nextBuf = append(it.nextBuf[:0], key...)
-		it.nextIndexed, it.nextKnown = it.nextBuf, true
+		it.nextIndexed, it.nextKnown, it.nextPending = it.nextBuf, true, false
 	}
 	res, err := it.seeker.SeekToKeyInBlock(key, true)
 	if err != nil {
@@ -632,7 +666,7 @@ func (it *Iterator) backToOther() {
 	it.nextBuf = append(it.nextBuf[:0], it.seeker.FirstKey()...)
 	it.seeker, it.otherSeeker = it.otherSeeker, it.seeker
 	it.blk, it.other = it.other, it.blk
-	it.nextIndexed, it.nextKnown, it.otherAtEnd = it.nextBuf, true, false
+	it.nextIndexed, it.nextKnown, it.nextPending, it.otherAtEnd = it.nextBuf, true, false, false
 }
 
 // prevBlockBefore moves to the block before the current one, on its last
@@ -654,7 +688,7 @@ func (it *Iterator) prevBlockBefore(row []byte) (bool, error) {
 	if err := it.setBlock(pb); err != nil {
 		return false, err
 	}
-	it.nextBuf, it.nextIndexed, it.nextKnown = first, first, true
+	it.nextBuf, it.nextIndexed, it.nextKnown, it.nextPending = first, first, true, false
 	it.keyBuf = encoding.FirstOnRow(it.keyBuf[:0], row)
 	res, err := it.seeker.SeekToKeyInBlock(it.keyBuf, true)
 	if err != nil {
@@ -701,6 +735,7 @@ func (it *Iterator) rowFromBlockStart() (bool, error) {
 // beforeInBlock reports whether the last cell before key is in the current
 // block: the block's first cell is < key, and no cell after the block is.
 func (it *Iterator) beforeInBlock(key encoding.Key) bool {
+	it.resolveNext()
 	if it.blk == nil || !it.nextKnown {
 		return false
 	}
@@ -787,7 +822,7 @@ func (it *Iterator) Next() (bool, error) {
 		// The next block's index key is unknown without an index walk, so
 		// Reseek past this block falls back to SeekTo, except in the last
 		// block, which has no next.
-		it.nextIndexed, it.nextKnown = nil, off == last
+		it.nextIndexed, it.nextKnown, it.nextPending = nil, off == last, false
 		return true, nil
 	}
 }

@@ -134,6 +134,7 @@ type Reader struct {
 	encoding   encoding.DataBlockEncoding
 	decodeMvcc bool
 	dataIndex  *rootIndex
+	rootAccel  *indexAccel // dataIndex's search aid; nil under hbase:meta's order
 	// rootIndexSize is the payload size of the data root index block.
 	rootIndexSize uint64
 	metaIndex     *rootIndex
@@ -345,6 +346,9 @@ func (r *Reader) open() error {
 				r.dfBloom = f
 			}
 		}
+	}
+	if !r.cmp.IsMeta() {
+		r.rootAccel = buildRootAccel(r.dataIndex)
 	}
 	r.initPins()
 	return nil
@@ -830,15 +834,20 @@ func (r *Reader) compareKeys(a, b []byte) int { return r.cmp.CompareKeys(a, b) }
 // lookupDataBlock walks the index from the root to the data block that may
 // hold key. It returns idx < 0 if key precedes the file. nextIndexed is the
 // index key of the following block (nil if key is in the last block).
-func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextIndexed []byte, found bool, err error) {
+func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextIndexed nextKey, found bool, err error) {
 	ri := r.dataIndex
-	i := ri.search(key, r.compareKeys)
+	var i int
+	if a := r.rootAccel; a != nil {
+		i, _ = a.search(key, r.compareKeys) // (root keys were checked at open)
+	} else {
+		i = ri.search(key, r.compareKeys)
+	}
 	if i < 0 {
-		return 0, 0, nil, false, nil
+		return 0, 0, nextKey{}, false, nil
 	}
 	off, size = ri.offsets[i], int(ri.sizes[i])
 	if i+1 < ri.len() {
-		nextIndexed = ri.keys[i+1]
+		nextIndexed = nextKey{key: ri.keys[i+1]}
 	}
 	for level := 1; level < int(r.trailer.NumDataIndexLevels); level++ {
 		var b *Block
@@ -849,45 +858,72 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 			b, err = r.readBlock(off, size, true)
 		}
 		if err != nil {
-			return 0, 0, nil, false, err
+			return 0, 0, nextKey{}, false, err
 		}
 		want := BlockIntermediateIndex
 		if level == int(r.trailer.NumDataIndexLevels)-1 {
 			want = BlockLeafIndex
 		}
 		if b.Type != want {
-			return 0, 0, nil, false, r.corruptf(off, "index level %d: expected %s, found %s", level, want, b.Type)
-		}
-		x, err := parseNonRootIndex(b.Data, off)
-		if err != nil {
-			return 0, 0, nil, false, errors.Wrapf(err, "hfile %s", r.name)
-		}
-		var j int
-		var ok bool
-		if a := r.indexAccel(b, x); a != nil {
-			j, ok = a.search(x, key, r.compareKeys)
-		} else {
-			j, ok = x.search(key, r.compareKeys)
-		}
-		if ok && j < 0 {
-			return 0, 0, nil, false, r.corruptf(off, "index block does not cover key %s", key)
+			return 0, 0, nextKey{}, false, r.corruptf(off, "index level %d: expected %s, found %s", level, want, b.Type)
 		}
 		var o int64
 		var s int32
-		if ok {
-			o, s, _, ok = x.entry(j)
+		var ok bool
+		a := b.accel.Load()
+		if a == nil {
+			x, err := parseNonRootIndex(b.Data, off)
+			if err != nil {
+				return 0, 0, nextKey{}, false, errors.Wrapf(err, "hfile %s", r.name)
+			}
+			if a = r.indexAccel(b, x); a == nil {
+				if i, ok = x.search(key, r.compareKeys); ok && i >= 0 {
+					o, s, _, ok = x.entry(i)
+				}
+				if ok && i >= 0 && i+1 < x.n {
+					var nk []byte
+					_, _, nk, ok = x.entry(i + 1)
+					nextIndexed = nextKey{key: nk}
+				}
+			}
 		}
-		if ok && j+1 < x.n {
-			var nk []byte
-			_, _, nk, ok = x.entry(j + 1)
-			nextIndexed = nk
+		if a != nil {
+			// The answer comes from the accelerator's entries; the next
+			// entry's key is read from the block only if it is asked for.
+			if i, ok = a.search(key, r.compareKeys); ok && i >= 0 {
+				o, s = a.ents[i].off, a.ents[i].size
+				if i+1 < len(a.ents) {
+					nextIndexed = nextKey{a: a, i: i + 1}
+				}
+			}
+		}
+		if ok && i < 0 {
+			return 0, 0, nextKey{}, false, r.corruptf(off, "index block does not cover key %s", key)
 		}
 		if !ok || o < 0 || s < HeaderSize {
-			return 0, 0, nil, false, r.corruptf(off, "malformed index block")
+			return 0, 0, nextKey{}, false, r.corruptf(off, "malformed index block")
 		}
 		off, size = o, int(s)
 	}
 	return off, size, nextIndexed, true, nil
+}
+
+// nextKey is the index key of the block after one lookupDataBlock found,
+// the key itself or an entry of a leaf's indexAccel to read it from when
+// asked: most lookups (point reads) never ask, and reading it is a cache
+// miss on the leaf block. The zero nextKey is no key (the last block).
+type nextKey struct {
+	key []byte
+	a   *indexAccel
+	i   int
+}
+
+// get returns the key, false if the entry holding it is malformed.
+func (n nextKey) get() ([]byte, bool) {
+	if n.a == nil {
+		return n.key, true
+	}
+	return n.a.keyAt(n.i)
 }
 
 // indexAccelAfter is the lookup of an index block that builds its search

@@ -48,7 +48,7 @@ type getter struct {
 	cells []*encoding.KeyValue
 }
 
-var getters = sync.Pool{New: func() any { return &getter{} }}
+var getters = sync.Pool{New: func() any { return &getter{rd: storeReaders{hint: newReadHint()}} }}
 
 func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	if len(g.Row) == 0 || len(g.Row) > encoding.MaxRowLen {
@@ -64,7 +64,7 @@ func (r *Region) getInto(g *Get, res *Result) (*Result, error) {
 	}
 	// Registered until the Get is done, so that no upsert removes a
 	// version it may still read (see readPoints).
-	readPoint, slot := r.readers.acquire(r.mvcc)
+	readPoint, slot := r.readers.acquire(r.mvcc, gt.rd.hint)
 	defer r.readers.release(slot)
 	f := g.Filter
 	if f != nil {

@@ -1,7 +1,6 @@
 package region
 
 import (
-	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/regionkv/regionkv/encoding"
@@ -53,10 +52,21 @@ type readSlot int
 
 const overflowSlot readSlot = -1
 
+// readHint is where a read's shared counters start: the read-point slot it
+// tries first, the shard of its file references. Gets and scans take one
+// from their pooled state, which sync.Pool keeps mostly on one processor, so
+// a core mostly writes the same lines.
+type readHint uint32
+
+var nextReadHint atomic.Uint32
+
+// newReadHint returns the next hint, spreading them over the slots.
+func newReadHint() readHint { return readHint(nextReadHint.Add(1) * slotProbes) }
+
 // acquire registers a read and returns its read point, mvcc's read point
-// now, and its registration.
-func (p *readPoints) acquire(c *mvcc.Control) (encoding.SeqNum, readSlot) {
-	start := rand.Uint32()
+// now, and its registration. It tries the slots from hint's on.
+func (p *readPoints) acquire(c *mvcc.Control, hint readHint) (encoding.SeqNum, readSlot) {
+	start := uint32(hint)
 	for i := uint32(0); i < slotProbes; i++ {
 		n := (start + i) % readPointSlots
 		s := &p.slots[n]

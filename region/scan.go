@@ -114,7 +114,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 		return nil, err
 	}
 	// Registered until Close (see readPoints).
-	readPoint, slot := r.readers.acquire(r.mvcc)
+	readPoint, slot := r.readers.acquire(r.mvcc, st.hint)
 	now := r.now()
 	sc := &Scanner{r: r, scan: *s, st: st, cells: st.cells[:0], slot: slot}
 	if s.Filter != nil {
@@ -127,6 +127,7 @@ func (r *Region) NewScanner(s *Scan) (*Scanner, error) {
 	sc.stores = st.ssp[:0]
 	for i, w := range st.wants {
 		rs := &st.stores[i]
+		rs.rd.hint = st.hint
 		scanners, err := w.s.openReaders(&rs.rd, readPoint, nil, nil, !s.NoCacheBlocks)
 		if err != nil {
 			rs.rd.releaseFiles()
@@ -515,6 +516,7 @@ func (sc *Scanner) Close() {
 // so a short scan (a client's region lookup is one row) does not allocate
 // a dozen objects to open.
 type scanState struct {
+	hint   readHint
 	wants  []storeWant
 	cols   [][]byte
 	stores []scanStore
@@ -528,7 +530,7 @@ type scanStore struct {
 	rd storeReaders
 }
 
-var scanStates = sync.Pool{New: func() any { return &scanState{} }}
+var scanStates = sync.Pool{New: func() any { return &scanState{hint: newReadHint()} }}
 
 // done returns st to the pool, without references to the caller's memory.
 func (st *scanState) done() {

@@ -215,7 +215,7 @@ func TestReadPoints(t *testing.T) {
 		require.NoError(t, r.Put(NewPut(b("r")).Add(fam, b("q"), b("v"))))
 	}
 	put()
-	rp0, s0 := p.acquire(r.mvcc)
+	rp0, s0 := p.acquire(r.mvcc, 0)
 	require.EqualValues(t, r.mvcc.ReadPoint(), rp0)
 	put()
 	put()
@@ -242,7 +242,7 @@ func TestReadPoints(t *testing.T) {
 	for i := range p.slots {
 		p.slots[i].v.Store(slotReadPoint + uint64(rp0))
 	}
-	rp, s := p.acquire(r.mvcc)
+	rp, s := p.acquire(r.mvcc, 0)
 	require.Equal(t, overflowSlot, s)
 	require.EqualValues(t, r.mvcc.ReadPoint(), rp)
 	_, ok = p.oldest(r.mvcc, 1<<62)
