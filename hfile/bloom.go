@@ -584,6 +584,13 @@ func (l loaderChunks) bloomChunk(_ int, offset int64, onDiskSize int32) ([]byte,
 
 // mayContain is MayContain loading the chunk from load.
 func (f *BloomFilter) mayContain(key []byte, load bloomChunks) (bool, error) {
+	h1, h2 := bloomHashes(key)
+	return f.mayContainHashed(key, h1, h2, load)
+}
+
+// mayContainHashed is mayContain with key's bloomHashes, which the filters
+// of every file a read asks share.
+func (f *BloomFilter) mayContainHashed(key []byte, h1, h2 int32, load bloomChunks) (bool, error) {
 	if f.keyCmp != nil {
 		// Key comparisons trust their input's lengths; do not let a caller's
 		// malformed key turn into a panic.
@@ -603,7 +610,7 @@ func (f *BloomFilter) mayContain(key []byte, load bloomChunks) (bool, error) {
 	if len(bits) == 0 || len(bits) > math.MaxInt32>>3 {
 		return false, encoding.CorruptionErrorf("hfile: bloom chunk %d at offset %d has a %d-byte bit array", i, c.Offset, len(bits))
 	}
-	return bloomContains(bits, int(f.HashCount), key), nil
+	return bloomContainsHashes(bits, int(f.HashCount), h1, h2), nil
 }
 
 // bloomHashes returns the two hashes all probes of key derive from.
@@ -636,6 +643,11 @@ func setBloomBits(bits []byte, hashCount int, key []byte) {
 
 func bloomContains(bits []byte, hashCount int, key []byte) bool {
 	h1, h2 := bloomHashes(key)
+	return bloomContainsHashes(bits, hashCount, h1, h2)
+}
+
+// bloomContainsHashes is bloomContains for a key of hashes h1 and h2.
+func bloomContainsHashes(bits []byte, hashCount int, h1, h2 int32) bool {
 	bitCount := int64(len(bits)) * 8
 	c := h1
 	for range hashCount {

@@ -64,3 +64,46 @@ func TestBloomGate(t *testing.T) {
 		require.False(t, r2.gate.skipping.Load(), "read %d", i)
 	}
 }
+
+// TestRowProbeSharedAcrossFiles: one RowProbe asked of several files, as a
+// Get asks each file of a store with the row's bloom hashes computed once,
+// answers as a fresh probe does in each file, for ROW and delete-family
+// blooms; a ROWCOL file in between does not disturb the row's hashes.
+func TestRowProbeSharedAcrossFiles(t *testing.T) {
+	mk := func(start int, typ encoding.Type) []*encoding.KeyValue {
+		var kvs []*encoding.KeyValue
+		for i := start; i < 3000; i += 3 {
+			kvs = append(kvs, &encoding.KeyValue{Row: []byte(fmt.Sprintf("row%05d", i)), Family: []byte("f"),
+				Qualifier: []byte("q"), Timestamp: 1, Type: typ, Value: []byte("v")})
+			if typ == encoding.TypeDeleteFamily {
+				kvs[len(kvs)-1].Qualifier, kvs[len(kvs)-1].Value = nil, nil
+			}
+		}
+		return kvs
+	}
+	files := []*Reader{
+		writeFile(t, mk(0, encoding.TypePut), WriterOptions{BloomType: BloomRow}),
+		writeFile(t, mk(1, encoding.TypePut), WriterOptions{BloomType: BloomRowCol}),
+		writeFile(t, mk(2, encoding.TypeDeleteFamily), WriterOptions{BloomType: BloomRow}),
+	}
+	noes := 0
+	for i := 0; i < 3000; i++ {
+		row := []byte(fmt.Sprintf("row%05d", i))
+		for _, q := range [][]byte{nil, []byte("q")} {
+			shared := RowProbe{Row: row, Family: []byte("f"), Qualifier: q}
+			for fi, r := range files {
+				want, err := r.mayContainGet(&RowProbe{Row: row, Family: []byte("f"), Qualifier: q})
+				require.NoError(t, err)
+				got, err := r.mayContainGet(&shared)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "row %s qualifier %q file %d", row, q, fi)
+				if i%3 == fi {
+					require.True(t, got, "row %s is in file %d", row, fi)
+				} else if !got {
+					noes++
+				}
+			}
+		}
+	}
+	require.Greater(t, noes, 9000, "the blooms rule rows out")
+}

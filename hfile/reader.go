@@ -979,6 +979,20 @@ func (r *Reader) bloomChunkData(b *Block, off int64, err error) ([]byte, error) 
 // (nil Qualifier: the whole row).
 type RowProbe struct {
 	Row, Family, Qualifier []byte
+
+	// The bloom hashes of Row, once a file's ROW or delete-family bloom
+	// has needed them: the next file's need not hash the row again.
+	rowH1, rowH2 int32
+	rowHashed    bool
+}
+
+// rowHashes returns the bloom hashes of p.Row.
+func (p *RowProbe) rowHashes() (int32, int32) {
+	if !p.rowHashed {
+		p.rowH1, p.rowH2 = bloomHashes(p.Row)
+		p.rowHashed = true
+	}
+	return p.rowH1, p.rowH2
 }
 
 // MayContainGet reports whether a point read of p could find anything in
@@ -1005,10 +1019,10 @@ func (r *Reader) asksBloom() bool { return r.bloom != nil && r.gate.ask() }
 func (r *Reader) mayContainGet(p *RowProbe) (bool, error) {
 	var ok bool
 	var err error
-	if p.Qualifier != nil {
+	if p.Qualifier != nil && r.bloomType == BloomRowCol {
 		ok, err = r.MayContainRowCol(p.Row, p.Family, p.Qualifier)
 	} else {
-		ok, err = r.MayContainRow(p.Row)
+		ok, err = r.mayContainRow(p)
 	}
 	if err == nil {
 		r.gate.observe(ok)
@@ -1016,7 +1030,7 @@ func (r *Reader) mayContainGet(p *RowProbe) (bool, error) {
 	if err != nil || ok {
 		return ok, err
 	}
-	return r.MayContainDeleteFamily(p.Row)
+	return r.mayContainDeleteFamily(p)
 }
 
 // bloomGate turns a file's general bloom off for point reads while it does
@@ -1081,13 +1095,19 @@ func (g *bloomGate) observe(mayContain bool) {
 // and ignored from then on, so the file answers "may contain", as HBase does
 // with a faulty bloom. Errors are returned only for a malformed probe.
 func (r *Reader) MayContainRow(row []byte) (bool, error) {
+	return r.mayContainRow(&RowProbe{Row: row})
+}
+
+// mayContainRow is MayContainRow for p.Row.
+func (r *Reader) mayContainRow(p *RowProbe) (bool, error) {
 	if r.trailer.EntryCount == 0 {
 		return false, nil
 	}
 	if r.bloom == nil || r.bloomType != BloomRow || r.bloomBroken[generalBloom].Load() {
 		return true, nil
 	}
-	ok, err := r.bloom.mayContain(row, &r.pins.general)
+	h1, h2 := p.rowHashes()
+	ok, err := r.bloom.mayContainHashed(p.Row, h1, h2, &r.pins.general)
 	if err != nil {
 		return r.bloomError(generalBloom, err)
 	}
@@ -1119,13 +1139,19 @@ func (r *Reader) MayContainRowCol(row, family, qualifier []byte) (bool, error) {
 // DeleteFamilyVersion markers for row. Bloom read errors are handled as in
 // MayContainRow.
 func (r *Reader) MayContainDeleteFamily(row []byte) (bool, error) {
+	return r.mayContainDeleteFamily(&RowProbe{Row: row})
+}
+
+// mayContainDeleteFamily is MayContainDeleteFamily for p.Row.
+func (r *Reader) mayContainDeleteFamily(p *RowProbe) (bool, error) {
 	if n, ok := r.fileInfo.Int64(FileInfoDeleteFamilyCnt); ok && n == 0 {
 		return false, nil
 	}
 	if r.dfBloom == nil || r.bloomBroken[deleteFamilyBloom].Load() {
 		return true, nil
 	}
-	ok, err := r.dfBloom.mayContain(row, &r.pins.deleteFamily)
+	h1, h2 := p.rowHashes()
+	ok, err := r.dfBloom.mayContainHashed(p.Row, h1, h2, &r.pins.deleteFamily)
 	if err != nil {
 		return r.bloomError(deleteFamilyBloom, err)
 	}
