@@ -334,6 +334,16 @@ func (c *Client) MoveRegion(ctx context.Context, encodedName string) error {
 		Type: hbasepb.RegionSpecifier_ENCODED_REGION_NAME.Enum(), Value: []byte(encodedName)}}, &hbasepb.MoveRegionResponse{})
 }
 
+// AssignRegion opens a region that is not open (HBase's Admin.assign): one
+// left FAILED_OPEN when its server could not open it, once what kept it
+// from opening is mended. name is a full region name or an encoded one.
+// It returns the server's reason if the region still does not open.
+func (c *Client) AssignRegion(ctx context.Context, name []byte) error {
+	defer c.regions.invalidateAll()
+	return c.masterCall(ctx, "AssignRegion", &hbasepb.AssignRegionRequest{Region: &hbasepb.RegionSpecifier{
+		Type: hbasepb.RegionSpecifier_REGION_NAME.Enum(), Value: name}}, &hbasepb.AssignRegionResponse{})
+}
+
 // RegionInfo describes one region of a table as hbase:meta lists it.
 type RegionInfo struct {
 	// Name is the region name, "table,startKey,regionId.encodedName.".

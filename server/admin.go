@@ -23,20 +23,15 @@ func (s *Server) adminRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *reg
 	if spec == nil {
 		return nil, nil, badRequest("missing region specifier")
 	}
-	s.mu.RLock()
-	var hr *hostedRegion
-	switch spec.GetType() {
-	case hbasepb.RegionSpecifier_REGION_NAME:
-		hr = s.regions[string(spec.GetValue())]
-	case hbasepb.RegionSpecifier_ENCODED_REGION_NAME:
-		hr = s.encoded[string(spec.GetValue())]
-	}
-	s.mu.RUnlock()
+	hr := s.hostedBySpec(spec)
 	var r *region.Region
 	if hr != nil {
 		r = hr.r.Load()
 	}
 	if r == nil {
+		if why := hr.failedOpen(); why != "" {
+			return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "%s is FAILED_OPEN on %s: %s", spec.GetValue(), s.ServerName(), why)
+		}
 		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "%s is not online on %s", spec.GetValue(), s.ServerName())
 	}
 	return hr, r, nil

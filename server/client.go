@@ -14,20 +14,25 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// hostedBySpec returns the region spec names, open or not; nil if none.
+func (s *Server) hostedBySpec(spec *hbasepb.RegionSpecifier) *hostedRegion {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch spec.GetType() {
+	case hbasepb.RegionSpecifier_REGION_NAME:
+		return s.regions[string(spec.GetValue())]
+	case hbasepb.RegionSpecifier_ENCODED_REGION_NAME:
+		return s.encoded[string(spec.GetValue())]
+	}
+	return nil
+}
+
 // lookupRegion finds the open region a RegionSpecifier names.
 func (s *Server) lookupRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *region.Region, error) {
 	if spec == nil {
 		return nil, nil, badRequest("missing region specifier")
 	}
-	s.mu.RLock()
-	var hr *hostedRegion
-	switch spec.GetType() {
-	case hbasepb.RegionSpecifier_REGION_NAME:
-		hr = s.regions[string(spec.GetValue())]
-	case hbasepb.RegionSpecifier_ENCODED_REGION_NAME:
-		hr = s.encoded[string(spec.GetValue())]
-	}
-	s.mu.RUnlock()
+	hr := s.hostedBySpec(spec)
 	if hr == nil {
 		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())
 	}
@@ -35,6 +40,9 @@ func (s *Server) lookupRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *re
 	if r == nil {
 		if hr.table.getState() == hbasepb.TableState_DISABLED || hr.table.getState() == hbasepb.TableState_DISABLING {
 			return nil, nil, ipc.Errorf(ipc.ClassTableNotEnabledException, "%s is disabled", hr.table.name)
+		}
+		if why := hr.failedOpen(); why != "" {
+			return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is FAILED_OPEN on %s: %s", spec.GetValue(), s.ServerName(), why)
 		}
 		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())
 	}

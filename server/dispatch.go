@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
 	"google.golang.org/protobuf/proto"
@@ -69,6 +70,7 @@ var masterMethods = map[string]methodFunc{
 	"SetBalancerRunning":              (*Server).handleSetBalancerRunning,
 	"IsBalancerEnabled":               (*Server).handleIsBalancerEnabled,
 	"MoveRegion":                      (*Server).handleMoveRegion,
+	"AssignRegion":                    (*Server).handleAssignRegion,
 	"SplitRegion":                     (*Server).handleSplitRegion,
 	"MergeTableRegions":               (*Server).handleMergeTableRegions,
 	"SetSplitOrMergeEnabled":          (*Server).handleSetSplitOrMergeEnabled,
@@ -287,19 +289,50 @@ func (s *Server) handleMoveRegion(c *ipc.Call) (ipc.Reply, error) {
 		return ipc.Reply{}, err
 	}
 	// One server: every region stays where it is, but the region must exist.
-	s.mu.RLock()
-	var hr *hostedRegion
-	switch req.GetRegion().GetType() {
-	case hbasepb.RegionSpecifier_REGION_NAME:
-		hr = s.regions[string(req.GetRegion().GetValue())]
-	case hbasepb.RegionSpecifier_ENCODED_REGION_NAME:
-		hr = s.encoded[string(req.GetRegion().GetValue())]
-	}
-	s.mu.RUnlock()
-	if hr == nil {
+	if s.hostedBySpec(req.GetRegion()) == nil {
 		return ipc.Reply{}, ipc.Errorf(ipc.ClassUnknownRegionException, "%s", req.GetRegion().GetValue())
 	}
 	return ipc.Reply{Msg: &hbasepb.MoveRegionResponse{}}, nil
+}
+
+// handleAssignRegion is Admin.assign: on one server, it opens a region that
+// is FAILED_OPEN (see openRegions) once what kept it from opening is
+// mended; an open region is left as it is. Unlike HBase's, which queues an
+// assignment and returns, it answers when the region has opened, or with
+// why it did not (the region stays FAILED_OPEN).
+func (s *Server) handleAssignRegion(c *ipc.Call) (ipc.Reply, error) {
+	req := &hbasepb.AssignRegionRequest{}
+	if err := decode(c, req); err != nil {
+		return ipc.Reply{}, err
+	}
+	if req.GetRegion() == nil {
+		return ipc.Reply{}, badRequest("missing region specifier")
+	}
+	s.ddl.Lock()
+	defer s.ddl.Unlock()
+	hr := s.hostedBySpec(req.GetRegion())
+	if hr == nil && req.GetRegion().GetType() == hbasepb.RegionSpecifier_REGION_NAME {
+		// HBase's master takes an encoded name here too.
+		hr = s.hostedBySpec(&hbasepb.RegionSpecifier{Type: hbasepb.RegionSpecifier_ENCODED_REGION_NAME.Enum(),
+			Value: req.GetRegion().GetValue()})
+	}
+	if hr == nil {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassUnknownRegionException, "%s", req.GetRegion().GetValue())
+	}
+	if hr.r.Load() != nil {
+		return ipc.Reply{Msg: &hbasepb.AssignRegionResponse{}}, nil
+	}
+	if st := hr.table.getState(); st != hbasepb.TableState_ENABLED {
+		return ipc.Reply{}, ipc.Errorf(ipc.ClassTableNotEnabledException, "%s is %s: enable it to open its regions", hr.table.name, st)
+	}
+	if err := s.openRegion(hr); err != nil {
+		if errors.Is(err, errFailedOpen) {
+			return ipc.Reply{}, ipc.Errorf(ipc.ClassDoNotRetryIOException, "%s is still FAILED_OPEN: %s", hr.info.EncodedName(), hr.failedOpen())
+		}
+		return ipc.Reply{}, err
+	}
+	s.log.Info("assigned region", "region", hr.info.EncodedName(), "table", hr.table.name.String())
+	return ipc.Reply{Msg: &hbasepb.AssignRegionResponse{}}, nil
 }
 
 func (s *Server) handleIsMasterRunning(c *ipc.Call) (ipc.Reply, error) {

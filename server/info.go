@@ -158,6 +158,7 @@ type regionStatus struct {
 	Name, Encoded      string
 	StartKey, EndKey   string
 	Online             bool
+	FailedOpen         string // why the region is FAILED_OPEN, if it is
 	Server             string
 	Stores             int
 	StoreFiles         []storeFileStatus
@@ -297,7 +298,7 @@ func (s *Server) tableStatus(t *table, withFiles bool) *tableStatus {
 		rs := &regionStatus{Name: string(hr.name), Encoded: hr.info.EncodedName(),
 			StartKey: encoding.FormatBytes(hr.info.StartKey), EndKey: encoding.FormatBytes(hr.info.EndKey),
 			Reads: hr.reads.Load(), Writes: hr.writes.Load(),
-			CompactionsPending: hr.minorRequested.Load() + hr.majorRequested.Load()}
+			CompactionsPending: hr.minorRequested.Load() + hr.majorRequested.Load(), FailedOpen: hr.failedOpen()}
 		if r := hr.r.Load(); r != nil {
 			rs.Online = true
 			rs.Server = s.ServerName()
@@ -521,6 +522,9 @@ func (s *Server) serveDump(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "%s state=%s online=%t start=%q end=%q storeFiles=%d storeFileSize=%d memStoreSize=%d reads=%d writes=%d compacting=%s\n",
 				rs.Name, t.State, rs.Online, rs.StartKey, rs.EndKey, len(rs.StoreFiles), rs.StoreFileSize, rs.MemStore,
 				rs.Reads, rs.Writes, rs.Compacting)
+			if rs.FailedOpen != "" {
+				fmt.Fprintf(w, "%s FAILED_OPEN: %s\n", rs.Name, rs.FailedOpen)
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nWAL segments:\n%s\n", line)

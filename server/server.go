@@ -132,13 +132,27 @@ type hostedRegion struct {
 	name  []byte
 	table *table
 	dir   string
-	// r is nil while the table is disabled.
-	r atomic.Pointer[region.Region]
+	// r is nil while the table is disabled, or while the region is
+	// FAILED_OPEN: then openErr says why.
+	r       atomic.Pointer[region.Region]
+	openErr atomic.Pointer[string]
 	// Request counters for metrics.
 	reads, writes atomic.Int64
 	// Compactions CompactRegion asked for that have not finished (they
 	// run in the background, as HBase's do), for GetRegionInfo.
 	minorRequested, majorRequested atomic.Int32
+}
+
+// failedOpen returns why hr did not open, "" if it is not FAILED_OPEN (or
+// hr is nil).
+func (hr *hostedRegion) failedOpen() string {
+	if hr == nil {
+		return ""
+	}
+	if why := hr.openErr.Load(); why != nil {
+		return *why
+	}
+	return ""
 }
 
 var metaFamilies = []region.FamilyOptions{
@@ -642,22 +656,49 @@ func (s *Server) addTableLocked(t *table) {
 }
 
 // openRegions opens every region of t and records them in meta as served
-// here.
+// here. A region that does not open (a damaged file, a failing disk) does
+// not stop the others, nor the server: as HBase's assignment does, it is
+// left FAILED_OPEN, in meta too, and every request for it answers why, until
+// AssignRegion opens it (or the table is disabled). Only a failure to write
+// meta is returned.
 func (s *Server) openRegions(t *table) error {
 	for _, hr := range t.regions {
 		if hr.r.Load() != nil {
 			continue
 		}
-		r, err := region.Open(hr.dir, s.regionOptions(hr))
-		if err != nil {
-			return errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), t.name)
-		}
-		hr.r.Store(r)
-		if err := s.putRegionLocation(hr, r.Stats().ReadPoint); err != nil {
-			return err
+		if err := s.openRegion(hr); err != nil && (!errors.Is(err, errFailedOpen) || t.name.System()) {
+			return err // (the server cannot run without its system tables)
 		}
 	}
 	return nil
+}
+
+// errFailedOpen marks openRegion's error for a region that did not open
+// and is now FAILED_OPEN.
+var errFailedOpen = errors.New("region failed to open")
+
+// openRegion opens hr, not open, and records it in meta: OPEN here, or
+// FAILED_OPEN with the reason kept in hr.openErr (the error is then marked
+// errFailedOpen).
+func (s *Server) openRegion(hr *hostedRegion) error {
+	r, err := region.Open(hr.dir, s.regionOptions(hr))
+	if err != nil {
+		err = errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), hr.table.name)
+		msg := err.Error()
+		hr.openErr.Store(&msg)
+		s.log.Error("region failed to open; it is FAILED_OPEN until AssignRegion opens it", "region", hr.info.EncodedName(),
+			"table", hr.table.name.String(), "err", err)
+		if merr := s.metaPut(region.NewPut(hr.name).
+			Add(famInfo, colServer, []byte(s.cfg.Host+":"+strconv.Itoa(s.cfg.Port))).
+			Add(famInfo, colSn, []byte(s.ServerName())).
+			Add(famInfo, colState, []byte("FAILED_OPEN"))); merr != nil {
+			return merr
+		}
+		return errors.Mark(err, errFailedOpen)
+	}
+	hr.openErr.Store(nil)
+	hr.r.Store(r)
+	return s.putRegionLocation(hr, r.Stats().ReadPoint)
 }
 
 // closeRegions flushes and closes every region of t.
@@ -666,6 +707,12 @@ func (s *Server) closeRegions(t *table) error {
 	for _, hr := range t.regions {
 		r := hr.r.Swap(nil)
 		if r == nil {
+			if hr.openErr.Swap(nil) != nil {
+				// FAILED_OPEN: closed with its table, retried when enabled.
+				if err := s.metaPut(region.NewPut(hr.name).Add(famInfo, colState, []byte("CLOSED"))); err != nil && first == nil {
+					first = err
+				}
+			}
 			continue
 		}
 		s.scanners.closeRegion(hr)

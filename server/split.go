@@ -239,7 +239,11 @@ func (s *Server) liveRegion(ri *RegionInfo) (*hostedRegion, error) {
 func openForSplit(hr *hostedRegion) (*region.Region, error) {
 	r := hr.r.Load()
 	if r == nil || hr.table.getState() != hbasepb.TableState_ENABLED {
-		return nil, ipc.Errorf(ipc.ClassDoNotRetryRegionException, "%s is not OPEN; state=CLOSED", hr.info.EncodedName())
+		state := "CLOSED"
+		if hr.failedOpen() != "" {
+			state = "FAILED_OPEN"
+		}
+		return nil, ipc.Errorf(ipc.ClassDoNotRetryRegionException, "%s is not OPEN; state=%s", hr.info.EncodedName(), state)
 	}
 	return r, nil
 }
@@ -427,14 +431,10 @@ func (s *Server) rollBack(cause error, dirs []string, closed ...*hostedRegion) e
 		if hr.r.Load() != nil {
 			continue
 		}
-		r, err := region.Open(hr.dir, s.regionOptions(hr))
-		if err != nil {
+		// One that does not reopen is FAILED_OPEN (see openRegion).
+		if err := s.openRegion(hr); err != nil {
 			cause = errors.CombineErrors(cause, errors.Wrapf(err, "server: reopening %s after a failed split or merge", hr.name))
-			s.log.Error("a region closed for a split or merge does not reopen; it is not served until the server restarts",
-				"region", hr.info.EncodedName(), "err", err)
-			continue
 		}
-		hr.r.Store(r)
 	}
 	return cause
 }
@@ -469,16 +469,9 @@ func (s *Server) replaceRegions(t *table, olds []*hostedRegion, infos []RegionIn
 	s.mu.Unlock()
 	var first error
 	for _, hr := range news {
-		r, err := region.Open(hr.dir, s.regionOptions(hr))
-		if err != nil {
-			s.log.Error("a new region does not open; it is not served until the server restarts", "region", hr.info.EncodedName(), "err", err)
-			first = errors.CombineErrors(first, errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), t.name))
-			continue
-		}
-		hr.r.Store(r)
-		if err := s.putRegionLocation(hr, r.Stats().ReadPoint); err != nil {
-			first = errors.CombineErrors(first, err)
-		}
+		// One that does not open is FAILED_OPEN (see openRegion), and the
+		// caller hears why.
+		first = errors.CombineErrors(first, s.openRegion(hr))
 	}
 	return first
 }

@@ -143,6 +143,17 @@ func cmdSplit(s *Shell, args []Value) (string, error) {
 	return "", s.c.SplitRegion(s.ctx, []byte(name), point)
 }
 
+func cmdAssign(s *Shell, args []Value) (string, error) {
+	if err := argCount(args, 1, 1); err != nil {
+		return "", err
+	}
+	name, err := nameArg("Region name", args[0])
+	if err != nil {
+		return "", err
+	}
+	return "", s.c.AssignRegion(s.ctx, []byte(name))
+}
+
 // cmdMergeRegion is HBase 2's merge_region: two regions and an optional
 // force flag, or an Array of regions (encoded or full names) and the flag.
 func cmdMergeRegion(s *Shell, args []Value) (string, error) {

@@ -286,6 +286,15 @@ region left out.
   hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME', 'ENCODED_REGIONNAME']
   hbase> merge_region ['ENCODED_REGIONNAME', 'ENCODED_REGIONNAME'], true
 `},
+		{name: "assign", group: "tools", run: cmdAssign, help: `Open a region that is not open: one the server left FAILED_OPEN because it
+could not open it (a damaged or unreadable file; the server's log and its
+/rs-status page say why), once that is mended. The command fails,
+with the reason, if the region still does not open; an open region is left
+as it is. The region is named by its full or its encoded name.
+
+  hbase> assign 'REGIONNAME'
+  hbase> assign 'ENCODED_REGIONNAME'
+`},
 		{name: "splitormerge_switch", group: "tools", run: cmdSplitOrMergeSwitch, help: `Turn the split or the merge switch on or off, and print its previous
 state. While the split switch is off no region splits, on request or by itself.
 

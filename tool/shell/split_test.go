@@ -81,3 +81,24 @@ func resultLines(out string) []string {
 	}
 	return got
 }
+
+// TestShellAssign: assign by full and by encoded name leaves an open region
+// as it is; a region no server knows is an error naming it. (A region that
+// did not open is the server's test: TestRegionFailedOpen.)
+func TestShellAssign(t *testing.T) {
+	code, _, errOut := runShell(t, "", "-e", "create 'as', 'f'\nput 'as', 'r1', 'f:q', 'v'")
+	require.Equal(t, 0, code, errOut)
+	c, err := client.New(context.Background(), client.Options{ZKQuorum: zkAddr(t)})
+	require.NoError(t, err)
+	defer c.Close()
+	regions, err := c.Regions(context.Background(), "as")
+	require.NoError(t, err)
+	require.Len(t, regions, 1)
+	code, _, errOut = runShell(t, "", "-e", fmt.Sprintf("assign '%s'\nassign '%s'\nget 'as', 'r1'",
+		regions[0].Name, regions[0].EncodedName))
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = runShell(t, "", "-e", "assign 'as,,1.0123456789abcdef0123456789abcdef.'")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "Unknown region")
+	require.Contains(t, errOut, "0123456789abcdef0123456789abcdef")
+}

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/regionkv/regionkv/encoding"
+	"github.com/regionkv/regionkv/hbasepb"
+	"github.com/regionkv/regionkv/ipc"
+	"github.com/stretchr/testify/require"
+)
+
+// metaState returns the info:state of region's row in hbase:meta.
+func metaState(t *testing.T, c *ipc.ClientConn, regionName []byte) string {
+	t.Helper()
+	resp := &hbasepb.GetResponse{}
+	cb := call(t, c, "Get", &hbasepb.GetRequest{Region: regionSpec([]byte("hbase:meta,,1")),
+		Get: &hbasepb.Get{Row: regionName, Column: []*hbasepb.Column{{Family: []byte("info"), Qualifier: [][]byte{[]byte("state")}}}}}, resp, nil)
+	if resp.GetResult().GetAssociatedCellCount() == 0 {
+		return ""
+	}
+	var it encoding.CellBlockIter
+	it.Init(cb, false)
+	var kv encoding.KeyValue
+	ok, err := it.Next(&kv)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return string(kv.Value)
+}
+
+// storeFilesUnder returns the store files (not references or links) of the
+// region whose encoded name is encoded, under dir.
+func storeFilesUnder(t *testing.T, dir, encoded string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.Contains(p, string(filepath.Separator)+encoded+string(filepath.Separator)+"cf"+string(filepath.Separator)) {
+			out = append(out, p)
+		}
+		return nil
+	}))
+	return out
+}
+
+// TestRegionFailedOpen: a region whose store file is damaged does not open
+// when the server starts, and the server starts anyway: the other region
+// serves, requests for the damaged one answer NotServingRegionException
+// with the reason, hbase:meta and the status pages say FAILED_OPEN, and
+// AssignRegion opens it once the file is mended (not before). Disabling the
+// table closes it; enabling tries it again.
+func TestRegionFailedOpen(t *testing.T) {
+	dir := t.TempDir()
+	s := testServer(t, dir, nil)
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "fo", "m")
+	regions := metaRegions(t, c, "fo")
+	for _, row := range []string{"a", "z"} {
+		require.NoError(t, putFam(c, regionSpec(regionFor(regions, row)), row, "cf", "q", "v-"+row, 1))
+	}
+	name := tn("default", "fo")
+	require.Empty(t, runProcedure(t, m, "FlushTable", &hbasepb.FlushTableRequest{TableName: name}, &hbasepb.FlushTableResponse{}))
+	bad := regionFor(regions, "z")
+	var badInfo *hbasepb.RegionInfo
+	for _, ri := range regions {
+		if r, _ := regionInfoFromPB(ri); bytes.Equal(r.RegionName(), bad) {
+			badInfo = ri
+		}
+	}
+	ri, err := regionInfoFromPB(badInfo)
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+
+	files := storeFilesUnder(t, dir, ri.EncodedName())
+	require.Len(t, files, 1)
+	good, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	damaged := append([]byte(nil), good...)
+	for i := len(damaged) - 64; i < len(damaged); i++ { // the trailer
+		damaged[i] ^= 0x5a
+	}
+	require.NoError(t, os.WriteFile(files[0], damaged, 0o644))
+
+	start := func() (*Server, *ipc.ClientConn, *ipc.ClientConn) {
+		s := testServer(t, dir, nil)
+		return s, dial(t, s, MasterService), dial(t, s, ClientService)
+	}
+	s, m, c = start()
+	v, ok := getValue(t, c, regions, "a", "q")
+	require.True(t, ok)
+	require.Equal(t, "v-a", v)
+	failed := func(op string, err error) {
+		t.Helper()
+		requireException(t, err, ipc.ClassNotServingRegionException, "FAILED_OPEN")
+		e, _ := ipc.AsException(err)
+		require.Contains(t, e.Message, ri.EncodedName(), op)
+		require.Contains(t, e.Message, "trailer", op) // what is wrong with it
+	}
+	_, err = c.Call(context.Background(), "Get", &hbasepb.GetRequest{Region: regionSpec(bad),
+		Get: &hbasepb.Get{Row: []byte("z")}}, nil, &hbasepb.GetResponse{})
+	failed("Get", err)
+	failed("Mutate", putFam(c, regionSpec(bad), "z", "cf", "q", "lost?", 2))
+	require.Equal(t, "FAILED_OPEN", metaState(t, c, bad))
+	require.Equal(t, "OPEN", metaState(t, c, regionFor(regions, "a")))
+	_, _, rs := httpGetStatus(t, "http://"+s.InfoAddr()+"/rs-status")
+	require.Contains(t, rs, "FAILED_OPEN")
+	_, _, dump := httpGetStatus(t, "http://"+s.InfoAddr()+"/dump")
+	require.Contains(t, dump, string(bad)+" FAILED_OPEN: ")
+
+	// Still damaged: AssignRegion says why, and the region stays as it was.
+	assign := func() error {
+		_, err := m.Call(context.Background(), "AssignRegion", &hbasepb.AssignRegionRequest{Region: regionSpec(bad)}, nil,
+			&hbasepb.AssignRegionResponse{})
+		return err
+	}
+	requireException(t, assign(), ipc.ClassDoNotRetryIOException, "FAILED_OPEN")
+	_, err = m.Call(context.Background(), "AssignRegion", &hbasepb.AssignRegionRequest{Region: regionSpec([]byte("nope,,1"))}, nil,
+		&hbasepb.AssignRegionResponse{})
+	requireException(t, err, ipc.ClassUnknownRegionException, "")
+
+	// Disabled, the region is CLOSED; enabled, it is tried again and fails
+	// again, without failing the enable.
+	require.Empty(t, runProcedure(t, m, "DisableTable", &hbasepb.DisableTableRequest{TableName: name}, &hbasepb.DisableTableResponse{}))
+	require.Equal(t, "CLOSED", metaState(t, c, bad))
+	requireException(t, assign(), ipc.ClassTableNotEnabledException, "")
+	require.Empty(t, runProcedure(t, m, "EnableTable", &hbasepb.EnableTableRequest{TableName: name}, &hbasepb.EnableTableResponse{}))
+	require.Equal(t, "FAILED_OPEN", metaState(t, c, bad))
+	v, ok = getValue(t, c, regions, "a", "q")
+	require.True(t, ok)
+	require.Equal(t, "v-a", v)
+
+	// Mended, it opens on AssignRegion, with its data; assigning an open
+	// region does nothing.
+	require.NoError(t, os.WriteFile(files[0], good, 0o644))
+	require.NoError(t, assign())
+	require.Equal(t, "OPEN", metaState(t, c, bad))
+	v, ok = getValue(t, c, regions, "z", "q")
+	require.True(t, ok)
+	require.Equal(t, "v-z", v)
+	require.NoError(t, putFam(c, regionSpec(bad), "z", "cf", "q2", "after", 3))
+	require.NoError(t, assign())
+	v, ok = getValue(t, c, regions, "z", "q2")
+	require.True(t, ok)
+	require.Equal(t, "after", v)
+	_, _, rs = httpGetStatus(t, "http://"+s.InfoAddr()+"/rs-status")
+	require.NotContains(t, rs, "FAILED_OPEN")
+}
