@@ -59,13 +59,7 @@ func getFamily(t *testing.T, c *ipc.ClientConn, regions []*hbasepb.RegionInfo, r
 	if resp.GetResult().GetAssociatedCellCount() == 0 {
 		return ""
 	}
-	var it encoding.CellBlockIter
-	it.Init(cb, false)
-	var kv encoding.KeyValue
-	ok, err := it.Next(&kv)
-	require.NoError(t, err)
-	require.True(t, ok)
-	return string(kv.Value)
+	return firstCellValue(t, cb)
 }
 
 // TestBulkLoadRPCs drives PrepareBulkLoad, BulkLoadHFile and

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/regionkv/regionkv/encoding"
 	"github.com/regionkv/regionkv/hbasepb"
 	"github.com/regionkv/regionkv/ipc"
 	"github.com/stretchr/testify/require"
@@ -24,13 +23,7 @@ func metaState(t *testing.T, c *ipc.ClientConn, regionName []byte) string {
 	if resp.GetResult().GetAssociatedCellCount() == 0 {
 		return ""
 	}
-	var it encoding.CellBlockIter
-	it.Init(cb, false)
-	var kv encoding.KeyValue
-	ok, err := it.Next(&kv)
-	require.NoError(t, err)
-	require.True(t, ok)
-	return string(kv.Value)
+	return firstCellValue(t, cb)
 }
 
 // storeFilesUnder returns the store files (not references or links) of the

@@ -125,13 +125,20 @@ func getValue(t *testing.T, c *ipc.ClientConn, regions []*hbasepb.RegionInfo, ro
 	if resp.GetResult().GetAssociatedCellCount() == 0 {
 		return "", false
 	}
+	return firstCellValue(t, cb), true
+}
+
+// firstCellValue returns the value of the first cell of the cellblock cb,
+// which must hold one.
+func firstCellValue(t *testing.T, cb []byte) string {
+	t.Helper()
 	var it encoding.CellBlockIter
 	it.Init(cb, false)
 	var kv encoding.KeyValue
 	ok, err := it.Next(&kv)
 	require.NoError(t, err)
 	require.True(t, ok)
-	return string(kv.Value), true
+	return string(kv.Value)
 }
 
 func TestServerEndToEnd(t *testing.T) {
