@@ -247,6 +247,11 @@ type Options struct {
 	// Table and EncodedName name the region in WAL entries and errors.
 	Table       string
 	EncodedName string
+	// MustExist makes Open fail with ErrNoRegion when dir does not exist,
+	// rather than create an empty region there: for a region that is known
+	// to have data (listed in hbase:meta), a missing directory is damage,
+	// and an empty region in its place would answer reads wrongly.
+	MustExist bool
 	// StartKey and EndKey are the region's rows, [StartKey, EndKey): HBase's
 	// RegionInfo start and end keys, empty for no bound. BulkLoadHFiles
 	// refuses files with rows outside them (ErrWrongRegion); other

@@ -167,6 +167,10 @@ type Stats struct {
 // ErrClosed is returned by operations on a closed region.
 var ErrClosed = errors.New("region: closed")
 
+// ErrNoRegion is the error of Open with Options.MustExist for a directory
+// that does not exist.
+var ErrNoRegion = errors.New("region: no such region on disk")
+
 // ErrRegionTooBusy is returned when a write waited BlockingWait for the
 // memstores to drop below the blocking limit (HBase's RegionTooBusyException).
 var ErrRegionTooBusy = errors.New("region: too busy")
@@ -252,6 +256,14 @@ func (rec familyRecord) options() FamilyOptions {
 func Open(dir string, o Options) (*Region, error) {
 	opts := o.withDefaults()
 	fs := opts.FS
+	if opts.MustExist {
+		if _, err := fs.Stat(dir); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, errors.Wrapf(ErrNoRegion, "region %s: directory %s does not exist", opts.EncodedName, dir)
+			}
+			return nil, errors.Wrap(err, "region: open")
+		}
+	}
 	// Every directory the region makes is synced into its parent
 	// (vfs.MkdirAllSync), or a power loss could take it and all in it.
 	if err := vfs.MkdirAllSync(fs, dir, 0o755); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,4 +146,82 @@ func TestRegionFailedOpen(t *testing.T) {
 	require.Equal(t, "after", v)
 	_, _, rs = httpGetStatus(t, "http://"+s.InfoAddr()+"/rs-status")
 	require.NotContains(t, rs, "FAILED_OPEN")
+}
+
+// TestRegionDirMissing: a region hbase:meta lists whose directory is gone
+// (deleted by hand, a volume not mounted) is FAILED_OPEN at start, not
+// opened as a new empty region that would answer its rows as absent; with
+// the directory back, AssignRegion opens it with its data.
+func TestRegionDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	s := testServer(t, dir, nil)
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "dm", "m")
+	regions := metaRegions(t, c, "dm")
+	for _, row := range []string{"a", "z"} {
+		require.NoError(t, putFam(c, regionSpec(regionFor(regions, row)), row, "cf", "q", "v-"+row, 1))
+	}
+	bad := regionFor(regions, "z")
+	var regionDir string
+	for _, hr := range s.regions {
+		if bytes.Equal(hr.name, bad) {
+			regionDir = hr.dir
+		}
+	}
+	require.NotEmpty(t, regionDir)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, os.Rename(regionDir, regionDir+".away"))
+
+	s = testServer(t, dir, nil)
+	m, c = dial(t, s, MasterService), dial(t, s, ClientService)
+	_, err := c.Call(context.Background(), "Get", &hbasepb.GetRequest{Region: regionSpec(bad),
+		Get: &hbasepb.Get{Row: []byte("z")}}, nil, &hbasepb.GetResponse{})
+	requireException(t, err, ipc.ClassNotServingRegionException, "does not exist")
+	_, statErr := os.Stat(regionDir)
+	require.True(t, os.IsNotExist(statErr), "no empty region made in its place")
+	require.Equal(t, "FAILED_OPEN", metaState(t, c, bad))
+	v, ok := getValue(t, c, regions, "a", "q")
+	require.True(t, ok)
+	require.Equal(t, "v-a", v)
+
+	require.NoError(t, os.Rename(regionDir+".away", regionDir))
+	_, err = m.Call(context.Background(), "AssignRegion", &hbasepb.AssignRegionRequest{Region: regionSpec(bad)}, nil,
+		&hbasepb.AssignRegionResponse{})
+	require.NoError(t, err)
+	v, ok = getValue(t, c, regions, "z", "q")
+	require.True(t, ok)
+	require.Equal(t, "v-z", v)
+}
+
+// TestMetaDirMissing: a data directory whose hbase:meta region is gone but
+// whose tables are not does not start with a new, empty catalog (which
+// would hide the tables, and let a table created again under one of their
+// names clear its directory); with the directory back, it starts as before.
+func TestMetaDirMissing(t *testing.T) {
+	dir := t.TempDir()
+	s := testServer(t, dir, nil)
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, "mm")
+	regions := metaRegions(t, c, "mm")
+	require.NoError(t, putFam(c, regionSpec(regionFor(regions, "a")), "a", "cf", "q", "v", 1))
+	metaDir := s.meta.dir
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, os.Rename(metaDir, metaDir+".away"))
+
+	_, err := Start(Config{DataDir: dir, Port: 0, portSet: true, InfoPort: 0, infoPortSet: true,
+		Logger: slog.New(slog.DiscardHandler)})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "hbase:meta")
+	require.Contains(t, err.Error(), "default:mm")
+	_, statErr := os.Stat(metaDir)
+	require.True(t, os.IsNotExist(statErr), "no empty catalog made")
+
+	require.NoError(t, os.Rename(metaDir+".away", metaDir))
+	s = testServer(t, dir, nil)
+	c = dial(t, s, ClientService)
+	v, ok := getValue(t, c, metaRegions(t, c, "mm"), "a", "q")
+	require.True(t, ok)
+	require.Equal(t, "v", v)
 }

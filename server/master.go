@@ -149,7 +149,7 @@ func (s *Server) createTable(_ context.Context, schema *hbasepb.TableSchema, spl
 		if i+1 < len(bounds) {
 			ri.EndKey = bounds[i+1]
 		}
-		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t, dir: filepath.Join(dir, ri.EncodedName())}
+		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t, dir: filepath.Join(dir, ri.EncodedName()), fresh: true}
 		t.regions = append(t.regions, hr)
 	}
 	// Meta first says, in one batch, that the table is ENABLING and which

@@ -136,6 +136,10 @@ type hostedRegion struct {
 	// FAILED_OPEN: then openErr says why.
 	r       atomic.Pointer[region.Region]
 	openErr atomic.Pointer[string]
+	// fresh is set on a region being created (a new table's, or one whose
+	// creation a crash cut short, its table still ENABLING): only such a
+	// region may be opened without its directory (region.Options.MustExist).
+	fresh bool
 	// Request counters for metrics.
 	reads, writes atomic.Int64
 	// Compactions CompactRegion asked for that have not finished (they
@@ -390,6 +394,40 @@ func (s *Server) regionOptions(hr *hostedRegion) region.Options {
 	return o
 }
 
+// checkMetaDir refuses to start when hbase:meta's region directory, dir,
+// is missing from a data directory that holds tables: a new, empty catalog
+// would hide them, and a table created again under one of their names would
+// clear its directory. A fresh data directory has no tables.
+func (s *Server) checkMetaDir(dir string) error {
+	if _, err := s.fs.Stat(dir); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return nil // there (or unreadable: opening it says so)
+	}
+	data := filepath.Join(s.cfg.DataDir, "data")
+	namespaces, err := s.fs.List(data)
+	if err != nil {
+		return nil // no data directory yet
+	}
+	var tables []string
+	for _, ns := range namespaces {
+		names, err := s.fs.List(filepath.Join(data, ns))
+		if err != nil {
+			continue // not a directory
+		}
+		for _, t := range names {
+			if ns == MetaTableName.Namespace && t == MetaTableName.Qualifier {
+				continue
+			}
+			tables = append(tables, ns+":"+t)
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	sort.Strings(tables)
+	return errors.Newf("server: hbase:meta's region directory %s is missing, but %s holds tables (%s): "+
+		"refusing to start with an empty catalog, which would hide them; restore the directory", dir, data, strings.Join(tables, ", "))
+}
+
 // openCatalog opens hbase:meta, creates hbase:namespace on a fresh data
 // directory, and loads every table and region that meta lists.
 func (s *Server) openCatalog() error {
@@ -398,6 +436,9 @@ func (s *Server) openCatalog() error {
 	mt.setState(hbasepb.TableState_ENABLED)
 	hr := &hostedRegion{info: metaInfo, name: metaInfo.RegionName(), table: mt,
 		dir: filepath.Join(s.tableDir(MetaTableName), metaEncodedName)}
+	if err := s.checkMetaDir(hr.dir); err != nil {
+		return err
+	}
 	r, err := region.Open(hr.dir, s.regionOptions(hr))
 	if err != nil {
 		return errors.Wrap(err, "server: opening hbase:meta")
@@ -622,7 +663,11 @@ func (s *Server) loadTable(mt *metaTable) error {
 	sort.Slice(mt.regions, func(i, j int) bool { return bytes.Compare(mt.regions[i].StartKey, mt.regions[j].StartKey) < 0 })
 	for _, ri := range mt.regions {
 		hr := &hostedRegion{info: ri, name: ri.RegionName(), table: t,
-			dir: filepath.Join(s.tableDir(mt.name), ri.EncodedName())}
+			dir: filepath.Join(s.tableDir(mt.name), ri.EncodedName()),
+			// A table still ENABLING at start was being created (or
+			// enabled) when the server stopped: its regions may not be
+			// on disk yet.
+			fresh: t.getState() == hbasepb.TableState_ENABLING}
 		t.regions = append(t.regions, hr)
 		s.lastRegID = max(s.lastRegID, ri.RegionID)
 	}
@@ -681,7 +726,9 @@ var errFailedOpen = errors.New("region failed to open")
 // FAILED_OPEN with the reason kept in hr.openErr (the error is then marked
 // errFailedOpen).
 func (s *Server) openRegion(hr *hostedRegion) error {
-	r, err := region.Open(hr.dir, s.regionOptions(hr))
+	o := s.regionOptions(hr)
+	o.MustExist = !hr.fresh
+	r, err := region.Open(hr.dir, o)
 	if err != nil {
 		err = errors.Wrapf(err, "server: opening region %s of %s", hr.info.EncodedName(), hr.table.name)
 		msg := err.Error()
@@ -697,6 +744,7 @@ func (s *Server) openRegion(hr *hostedRegion) error {
 		return errors.Mark(err, errFailedOpen)
 	}
 	hr.openErr.Store(nil)
+	hr.fresh = false
 	hr.r.Store(r)
 	return s.putRegionLocation(hr, r.Stats().ReadPoint)
 }
