@@ -44,6 +44,22 @@ func storeFilesUnder(t *testing.T, dir, encoded string) []string {
 	return out
 }
 
+// twoRegions starts a server in dir with a table split at "m" and the rows
+// "a" and "z" written (cf:q = "v-a", "v-z"): its master and client
+// connections and the table's regions.
+func twoRegions(t *testing.T, dir, table string) (*Server, *ipc.ClientConn, *ipc.ClientConn, []*hbasepb.RegionInfo) {
+	t.Helper()
+	s := testServer(t, dir, nil)
+	m := dial(t, s, MasterService)
+	c := dial(t, s, ClientService)
+	createTable(t, m, table, "m")
+	regions := metaRegions(t, c, table)
+	for _, row := range []string{"a", "z"} {
+		require.NoError(t, putFam(c, regionSpec(regionFor(regions, row)), row, "cf", "q", "v-"+row, 1))
+	}
+	return s, m, c, regions
+}
+
 // TestRegionFailedOpen: a region whose store file is damaged does not open
 // when the server starts, and the server starts anyway: the other region
 // serves, requests for the damaged one answer NotServingRegionException
@@ -52,14 +68,7 @@ func storeFilesUnder(t *testing.T, dir, encoded string) []string {
 // table closes it; enabling tries it again.
 func TestRegionFailedOpen(t *testing.T) {
 	dir := t.TempDir()
-	s := testServer(t, dir, nil)
-	m := dial(t, s, MasterService)
-	c := dial(t, s, ClientService)
-	createTable(t, m, "fo", "m")
-	regions := metaRegions(t, c, "fo")
-	for _, row := range []string{"a", "z"} {
-		require.NoError(t, putFam(c, regionSpec(regionFor(regions, row)), row, "cf", "q", "v-"+row, 1))
-	}
+	s, m, c, regions := twoRegions(t, dir, "fo")
 	name := tn("default", "fo")
 	require.Empty(t, runProcedure(t, m, "FlushTable", &hbasepb.FlushTableRequest{TableName: name}, &hbasepb.FlushTableResponse{}))
 	bad := regionFor(regions, "z")
@@ -154,14 +163,7 @@ func TestRegionFailedOpen(t *testing.T) {
 // the directory back, AssignRegion opens it with its data.
 func TestRegionDirMissing(t *testing.T) {
 	dir := t.TempDir()
-	s := testServer(t, dir, nil)
-	m := dial(t, s, MasterService)
-	c := dial(t, s, ClientService)
-	createTable(t, m, "dm", "m")
-	regions := metaRegions(t, c, "dm")
-	for _, row := range []string{"a", "z"} {
-		require.NoError(t, putFam(c, regionSpec(regionFor(regions, row)), row, "cf", "q", "v-"+row, 1))
-	}
+	s, _, _, regions := twoRegions(t, dir, "dm")
 	bad := regionFor(regions, "z")
 	var regionDir string
 	for _, hr := range s.regions {
@@ -174,7 +176,7 @@ func TestRegionDirMissing(t *testing.T) {
 	require.NoError(t, os.Rename(regionDir, regionDir+".away"))
 
 	s = testServer(t, dir, nil)
-	m, c = dial(t, s, MasterService), dial(t, s, ClientService)
+	m, c := dial(t, s, MasterService), dial(t, s, ClientService)
 	_, err := c.Call(context.Background(), "Get", &hbasepb.GetRequest{Region: regionSpec(bad),
 		Get: &hbasepb.Get{Row: []byte("z")}}, nil, &hbasepb.GetResponse{})
 	requireException(t, err, ipc.ClassNotServingRegionException, "does not exist")
