@@ -641,12 +641,8 @@ func setBloomBits(bits []byte, hashCount int, key []byte) {
 	}
 }
 
-func bloomContains(bits []byte, hashCount int, key []byte) bool {
-	h1, h2 := bloomHashes(key)
-	return bloomContainsHashes(bits, hashCount, h1, h2)
-}
-
-// bloomContainsHashes is bloomContains for a key of hashes h1 and h2.
+// bloomContainsHashes reports whether every bit a key of hashes h1 and h2
+// selects is set in bits.
 func bloomContainsHashes(bits []byte, hashCount int, h1, h2 int32) bool {
 	bitCount := int64(len(bits)) * 8
 	c := h1

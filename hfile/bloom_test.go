@@ -531,3 +531,9 @@ func BenchmarkBloomAdd(b *testing.B) {
 		}
 	}
 }
+
+// bloomContains reports whether key's bits are all set in bits.
+func bloomContains(bits []byte, hashCount int, key []byte) bool {
+	h1, h2 := bloomHashes(key)
+	return bloomContainsHashes(bits, hashCount, h1, h2)
+}

@@ -319,11 +319,8 @@ func (a *indexAccel) keyAt(i int) ([]byte, bool) {
 // searches do; ok is false if an entry it had to compare in full is
 // malformed.
 func (a *indexAccel) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
-	row, ok := keyRow(key)
-	if !ok {
-		return a.searchFull(0, len(a.ents), key, cmp)
-	}
-	if !bytes.HasPrefix(row, a.prefix) {
+	row, wellFormed := keyRow(key)
+	if wellFormed && !bytes.HasPrefix(row, a.prefix) {
 		// Every entry's row has the prefix: all of them are after row, or
 		// all before it.
 		if bytes.Compare(row, a.prefix) < 0 {
@@ -339,13 +336,11 @@ func (a *indexAccel) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
 		e := &a.ents[m]
 		var le bool
 		switch {
-		case e.word < w:
-			le = true
-		case e.word > w:
-			le = false
-		case whole && int(e.firstOnRow) == len(row):
+		case wellFormed && e.word != w:
+			le = e.word < w
+		case wellFormed && whole && int(e.firstOnRow) == len(row):
 			le = true // the first key on the key's own row
-		default:
+		default: // compared whole, as the plain search does
 			k, ok := a.keyAt(m)
 			if !ok {
 				return 0, false
@@ -353,23 +348,6 @@ func (a *indexAccel) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
 			le = cmp(k, key) <= 0
 		}
 		if le {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo - 1, true
-}
-
-// searchFull is the plain binary search among entries [lo, hi).
-func (a *indexAccel) searchFull(lo, hi int, key []byte, cmp func(a, b []byte) int) (int, bool) {
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		k, ok := a.keyAt(m)
-		if !ok {
-			return 0, false
-		}
-		if cmp(k, key) <= 0 {
 			lo = m + 1
 		} else {
 			hi = m
