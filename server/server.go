@@ -139,6 +139,7 @@ type hostedRegion struct {
 	// fresh is set on a region being created (a new table's, or one whose
 	// creation a crash cut short, its table still ENABLING): only such a
 	// region may be opened without its directory (region.Options.MustExist).
+	// Read and written by openRegion, under Server.ddl or before serving.
 	fresh bool
 	// Request counters for metrics.
 	reads, writes atomic.Int64
@@ -735,10 +736,8 @@ func (s *Server) openRegion(hr *hostedRegion) error {
 		hr.openErr.Store(&msg)
 		s.log.Error("region failed to open; it is FAILED_OPEN until AssignRegion opens it", "region", hr.info.EncodedName(),
 			"table", hr.table.name.String(), "err", err)
-		if merr := s.metaPut(region.NewPut(hr.name).
-			Add(famInfo, colServer, []byte(s.cfg.Host+":"+strconv.Itoa(s.cfg.Port))).
-			Add(famInfo, colSn, []byte(s.ServerName())).
-			Add(famInfo, colState, []byte("FAILED_OPEN"))); merr != nil {
+		// Located here still, so that clients ask this server and hear why.
+		if merr := s.metaPut(s.regionStatePut(hr, "FAILED_OPEN")); merr != nil {
 			return merr
 		}
 		return errors.Mark(err, errFailedOpen)
@@ -753,19 +752,17 @@ func (s *Server) openRegion(hr *hostedRegion) error {
 func (s *Server) closeRegions(t *table) error {
 	var first error
 	for _, hr := range t.regions {
-		r := hr.r.Swap(nil)
-		if r == nil {
-			if hr.openErr.Swap(nil) != nil {
-				// FAILED_OPEN: closed with its table, retried when enabled.
-				if err := s.metaPut(region.NewPut(hr.name).Add(famInfo, colState, []byte("CLOSED"))); err != nil && first == nil {
-					first = err
-				}
-			}
+		// A FAILED_OPEN region is closed with its table too (and retried
+		// when it is enabled).
+		r, failed := hr.r.Swap(nil), hr.openErr.Swap(nil) != nil
+		if r == nil && !failed {
 			continue
 		}
-		s.scanners.closeRegion(hr)
-		if err := r.Close(); err != nil && first == nil {
-			first = errors.Wrapf(err, "server: closing region %s of %s", hr.info.EncodedName(), t.name)
+		if r != nil {
+			s.scanners.closeRegion(hr)
+			if err := r.Close(); err != nil && first == nil {
+				first = errors.Wrapf(err, "server: closing region %s of %s", hr.info.EncodedName(), t.name)
+			}
 		}
 		if err := s.metaPut(region.NewPut(hr.name).Add(famInfo, colState, []byte("CLOSED"))); err != nil && first == nil {
 			first = err
@@ -847,13 +844,18 @@ func (s *Server) metaTableStatePut(t TableName, st hbasepb.TableState_State) *re
 
 // putRegionLocation records that this server serves hr.
 func (s *Server) putRegionLocation(hr *hostedRegion, seq uint64) error {
-	p := region.NewPut(hr.name).
-		Add(famInfo, colServer, []byte(s.cfg.Host+":"+strconv.Itoa(s.cfg.Port))).
+	return s.metaPut(s.regionStatePut(hr, "OPEN").
 		Add(famInfo, colServerStart, binary.BigEndian.AppendUint64(nil, s.startCode)).
-		Add(famInfo, colSeqnumOpen, binary.BigEndian.AppendUint64(nil, seq)).
+		Add(famInfo, colSeqnumOpen, binary.BigEndian.AppendUint64(nil, seq)))
+}
+
+// regionStatePut returns the put of hr's meta row that places it on this
+// server in state.
+func (s *Server) regionStatePut(hr *hostedRegion, state string) *region.Put {
+	return region.NewPut(hr.name).
+		Add(famInfo, colServer, []byte(s.cfg.Host+":"+strconv.Itoa(s.cfg.Port))).
 		Add(famInfo, colSn, []byte(s.ServerName())).
-		Add(famInfo, colState, []byte("OPEN"))
-	return s.metaPut(p)
+		Add(famInfo, colState, []byte(state))
 }
 
 func (s *Server) setTableState(t *table, st hbasepb.TableState_State) error {
