@@ -3,6 +3,7 @@ package hfile
 import (
 	"bytes"
 	"encoding/binary"
+	"sync/atomic"
 
 	"github.com/regionkv/regionkv/encoding"
 )
@@ -191,6 +192,9 @@ type indexAccel struct {
 	prefix    []byte
 	prefixBuf [32]byte
 	ents      []accelEntry
+	// pins, of an intermediate index block, are the blocks under it, as
+	// readerPins.leaves are the root's.
+	pins []atomic.Pointer[Block]
 	// The entries' keys: a non-root block's (x), or the root's (keys).
 	x    nonRootIndex
 	keys [][]byte
@@ -208,7 +212,7 @@ type accelEntry struct {
 }
 
 // memSize returns the bytes a holds, for cache accounting.
-func (a *indexAccel) memSize() int64 { return int64(24*len(a.ents) + 128) }
+func (a *indexAccel) memSize() int64 { return int64(24*len(a.ents) + 8*len(a.pins) + 128) }
 
 // rowWord returns the 8 bytes of row from p on, big-endian, zero padded.
 func rowWord(row []byte, p int) uint64 {

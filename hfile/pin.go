@@ -20,7 +20,9 @@ import (
 // So a reader keeps, for each block under its root index (the leaves of a
 // two-level index) and for each bloom chunk, the block it last found in the
 // cache, and reads it from there without asking the cache while the cache
-// still holds it:
+// still holds it. In a three-level index (a file of a few GB, with 16 KiB
+// index blocks) the accelerator of each intermediate block keeps the leaves
+// under it the same way, for as long as the intermediate block lives:
 //   - Only a block found in the cache, or kept by the reader itself when
 //     there is no cache (metaBlocks), is pinned; a block the cache refused
 //     never is. Pinning needs a RefCountingCache, which tells a heap block

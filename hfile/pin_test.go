@@ -58,8 +58,14 @@ func (c *countingCache) reset() {
 // pinFile is a file with a two-level index of many leaves and a bloom of
 // several chunks, and its cells.
 func pinFile(t *testing.T) ([]byte, []*encoding.KeyValue) {
+	return pinFileIndexSize(t, 2048)
+}
+
+// pinFileIndexSize is pinFile with index blocks of at most indexSize bytes:
+// 512 gives a three-level index, four intermediate blocks over the leaves.
+func pinFileIndexSize(t *testing.T, indexSize int) ([]byte, []*encoding.KeyValue) {
 	kvs := peCells(rand.New(rand.NewPCG(3, 3)), 4000)
-	data := buildFile(t, kvs, WriterOptions{BlockSize: 1024, IndexBlockMaxSize: 2048,
+	data := buildFile(t, kvs, WriterOptions{BlockSize: 1024, IndexBlockMaxSize: indexSize,
 		BloomType: BloomRow, BloomBlockSize: 512})
 	return data, kvs
 }
@@ -104,57 +110,70 @@ func checkPointReads(r *Reader, kvs []*encoding.KeyValue, rows []int) error {
 }
 
 // TestPinnedIndexAndBloomBlocks: a reader whose cache counts references
-// reads the leaf index blocks and bloom chunks it found in the cache from
-// its pins, asking the cache for about one read in pinRefreshEvery (as a
-// SampledCache, with that weight); once the cache drops them it reads them
-// through the cache again.
+// reads the index blocks under its root (and, in a three-level index, the
+// leaves under each intermediate block) and the bloom chunks it found in the
+// cache from its pins, asking the cache for about one read in
+// pinRefreshEvery (as a SampledCache, with that weight); once the cache
+// drops them it reads them through the cache again.
 func TestPinnedIndexAndBloomBlocks(t *testing.T) {
-	data, kvs := pinFile(t)
-	cache := newCountingCache(true)
-	r := openBytes(t, data, cache)
-	require.EqualValues(t, 2, r.trailer.NumDataIndexLevels)
-	require.Greater(t, len(r.pins.leaves), 10)
-	require.Greater(t, len(r.pins.general.chunks), 4)
+	for _, tc := range []struct {
+		indexSize int
+		levels    int
+	}{{2048, 2}, {512, 3}} {
+		t.Run(fmt.Sprint(tc.levels, "-level"), func(t *testing.T) {
+			data, kvs := pinFileIndexSize(t, tc.indexSize)
+			cache := newCountingCache(true)
+			r := openBytes(t, data, cache)
+			require.EqualValues(t, tc.levels, r.trailer.NumDataIndexLevels)
+			require.Greater(t, len(r.pins.leaves), 3)
+			require.Greater(t, len(r.pins.general.chunks), 4)
 
-	rows := make([]int, 0, 8000)
-	for range 2 {
-		for i := range kvs {
-			rows = append(rows, i)
-		}
-	}
-	// The first pass reads every block into the cache, and a second lookup
-	// of each finds it there and pins it.
-	pointReads(t, r, kvs, rows)
-	cache.reset()
-	pointReads(t, r, kvs, rows)
-	reads := len(rows)
-	for _, bt := range []BlockType{BlockLeafIndex, BlockBloomChunk} {
-		// Expected reads/pinRefreshEvery = 500 of 8000; far below a
-		// quarter of them with any generator that is not broken.
-		require.Zero(t, cache.lookups[bt], "%s: every read of a pinned block is pinned or sampled", bt)
-		require.Greater(t, cache.sampled[bt], 0, bt)
-		require.Less(t, cache.sampled[bt], reads/4, bt)
-	}
-	for _, w := range cache.weights {
-		require.Equal(t, pinRefreshEvery, w)
-	}
+			rows := make([]int, 0, 8000)
+			for range 2 {
+				for i := range kvs {
+					rows = append(rows, i)
+				}
+			}
+			// The first pass reads every block into the cache, and a second
+			// lookup of each finds it there and pins it.
+			pointReads(t, r, kvs, rows)
+			cache.reset()
+			pointReads(t, r, kvs, rows)
+			reads := len(rows)
+			for _, bt := range []BlockType{BlockIntermediateIndex, BlockLeafIndex, BlockBloomChunk} {
+				// Expected reads/pinRefreshEvery = 500 of 8000; far below a
+				// quarter of them with any generator that is not broken.
+				require.Zero(t, cache.lookups[bt], "%s: every read of a pinned block is pinned or sampled", bt)
+				if bt == BlockIntermediateIndex && tc.levels == 2 {
+					continue
+				}
+				require.Greater(t, cache.sampled[bt], 0, bt)
+				require.Less(t, cache.sampled[bt], reads/4, bt)
+			}
+			for _, w := range cache.weights {
+				require.Equal(t, pinRefreshEvery, w)
+			}
 
-	// The cache drops every block: the pins are not read again, and the
-	// next read of each goes through the cache, which reads the file anew.
-	leaf := r.pins.leaves[0].Load()
-	require.NotNil(t, leaf)
-	cache.evictAll()
-	require.True(t, leaf.dropped.Load())
-	before := r.BlocksRead()
-	pointReads(t, r, kvs, []int{5})
-	require.EqualValues(t, 3, r.BlocksRead()-before, "the next read reads its data block, leaf and bloom chunk again")
-	before = r.BlocksRead()
-	cache.reset()
-	pointReads(t, r, kvs, rows)
-	require.GreaterOrEqual(t, r.BlocksRead()-before, int64(len(r.pins.leaves)+len(r.pins.general.chunks)),
-		"dropped pins are read from the file again")
-	require.NotSame(t, leaf, r.pins.leaves[0].Load())
-	require.False(t, r.pins.leaves[0].Load().dropped.Load())
+			// The cache drops every block: the pins are not read again, and
+			// the next read of each goes through the cache, which reads the
+			// file anew.
+			leaf := r.pins.leaves[0].Load()
+			require.NotNil(t, leaf)
+			cache.evictAll()
+			require.True(t, leaf.dropped.Load())
+			before := r.BlocksRead()
+			pointReads(t, r, kvs, []int{5})
+			require.EqualValues(t, tc.levels+1, r.BlocksRead()-before,
+				"the next read reads its data block, index blocks and bloom chunk again")
+			before = r.BlocksRead()
+			cache.reset()
+			pointReads(t, r, kvs, rows)
+			require.GreaterOrEqual(t, r.BlocksRead()-before, int64(len(r.pins.leaves)+len(r.pins.general.chunks)),
+				"dropped pins are read from the file again")
+			require.NotSame(t, leaf, r.pins.leaves[0].Load())
+			require.False(t, r.pins.leaves[0].Load().dropped.Load())
+		})
+	}
 }
 
 // TestNoPinsWithoutReferenceCounts: a cache that does not count references
@@ -186,7 +205,13 @@ func TestNoPinsWithoutReferenceCounts(t *testing.T) {
 // through pins while the cache drops and takes blocks again; every cell
 // read is right (run under -race: the pins are atomic).
 func TestPinnedBlocksConcurrentEviction(t *testing.T) {
-	data, kvs := pinFile(t)
+	for _, indexSize := range []int{2048, 512} { // two and three index levels
+		t.Run(fmt.Sprint(indexSize), func(t *testing.T) { pinnedConcurrentEviction(t, indexSize) })
+	}
+}
+
+func pinnedConcurrentEviction(t *testing.T, indexSize int) {
+	data, kvs := pinFileIndexSize(t, indexSize)
 	cache := newCountingCache(true)
 	r := openBytes(t, data, cache)
 	var wg sync.WaitGroup

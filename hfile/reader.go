@@ -849,11 +849,12 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 	if i+1 < ri.len() {
 		nextIndexed = nextKey{key: ri.keys[i+1]}
 	}
+	pins := r.pins.leaves
 	for level := 1; level < int(r.trailer.NumDataIndexLevels); level++ {
 		var b *Block
 		var err error
-		if level == 1 && r.pins.leaves != nil {
-			b, err = r.pinnedBlock(&r.pins.leaves[i], off, size)
+		if pins != nil {
+			b, err = r.pinnedBlock(&pins[i], off, size)
 		} else {
 			b, err = r.readBlock(off, size, true)
 		}
@@ -870,6 +871,7 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 		var o int64
 		var s int32
 		var ok bool
+		pins = nil
 		a := b.accel.Load()
 		if a == nil {
 			x, err := parseNonRootIndex(b.Data, off)
@@ -890,6 +892,7 @@ func (r *Reader) lookupDataBlock(key encoding.Key) (off int64, size int, nextInd
 		if a != nil {
 			// The answer comes from the accelerator's entries; the next
 			// entry's key is read from the block only if it is asked for.
+			pins = a.pins
 			if i, ok = a.search(key, r.compareKeys); ok && i >= 0 {
 				o, s = a.ents[i].off, a.ents[i].size
 				if i+1 < len(a.ents) {
@@ -945,6 +948,11 @@ func (r *Reader) indexAccel(b *Block, x nonRootIndex) *indexAccel {
 	a := buildIndexAccel(x)
 	if a == nil {
 		return nil
+	}
+	if b.Type == BlockIntermediateIndex && r.pins.leaves != nil {
+		// The blocks under an intermediate block are pinned as the
+		// root's are (see pin.go).
+		a.pins = make([]atomic.Pointer[Block], len(a.ents))
 	}
 	if b.accel.CompareAndSwap(nil, a) {
 		if r.recharger != nil && r.opts.Cache != nil {
