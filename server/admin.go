@@ -29,10 +29,7 @@ func (s *Server) adminRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *reg
 		r = hr.r.Load()
 	}
 	if r == nil {
-		if why := hr.failedOpen(); why != "" {
-			return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "%s is FAILED_OPEN on %s: %s", spec.GetValue(), s.ServerName(), why)
-		}
-		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "%s is not online on %s", spec.GetValue(), s.ServerName())
+		return nil, nil, s.notServing(spec, hr)
 	}
 	return hr, r, nil
 }

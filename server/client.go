@@ -34,19 +34,26 @@ func (s *Server) lookupRegion(spec *hbasepb.RegionSpecifier) (*hostedRegion, *re
 	}
 	hr := s.hostedBySpec(spec)
 	if hr == nil {
-		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())
+		return nil, nil, s.notServing(spec, nil)
 	}
 	r := hr.r.Load()
 	if r == nil {
 		if hr.table.getState() == hbasepb.TableState_DISABLED || hr.table.getState() == hbasepb.TableState_DISABLING {
 			return nil, nil, ipc.Errorf(ipc.ClassTableNotEnabledException, "%s is disabled", hr.table.name)
 		}
-		if why := hr.failedOpen(); why != "" {
-			return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is FAILED_OPEN on %s: %s", spec.GetValue(), s.ServerName(), why)
-		}
-		return nil, nil, ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())
+		return nil, nil, s.notServing(spec, hr)
 	}
 	return hr, r, nil
+}
+
+// notServing is the NotServingRegionException for the region spec names,
+// hr (nil if none) when it is not open here: with why it did not open if it
+// is FAILED_OPEN.
+func (s *Server) notServing(spec *hbasepb.RegionSpecifier, hr *hostedRegion) error {
+	if why := hr.failedOpen(); why != "" {
+		return ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is FAILED_OPEN on %s: %s", spec.GetValue(), s.ServerName(), why)
+	}
+	return ipc.Errorf(ipc.ClassNotServingRegionException, "region %s is not online on %s", spec.GetValue(), s.ServerName())
 }
 
 // resultBuilder puts results into a response: cells in the cellblock when
