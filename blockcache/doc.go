@@ -95,7 +95,8 @@
 // A point read's seek does not even look such a block up (LRU.SkipsLookup,
 // hfileadapter's SkipsDataBlock): the cache holds it only if it was admitted
 // before the percent fell, and that copy is left to age out; the read counts
-// as a miss.
+// as a miss, by sample (one read in 16 counts 16), so that the count is not
+// an atomic add on a line every core writes.
 //
 // # TinyLFU admission (TinyLFU)
 //
