@@ -108,23 +108,23 @@ func (s *Store) linkFiles(dst string) (FamilyFiles, error) {
 	// A file in s.files is on disk until it leaves s.files (a compaction
 	// removes its inputs only after the swap), so none goes away while
 	// the read lock is held.
-	s.mu.RLock()
+	s.mu.RLock(0)
 	for _, f := range s.files {
 		name := filepath.Base(f.Path)
 		if !IsStoreFileName(name) {
 			// A file that reads another's (a split's reference) would
 			// not read the same where it is linked: refuse rather than
 			// keep a copy that is not the region's data.
-			s.mu.RUnlock()
+			s.mu.RUnlock(0)
 			return ff, errors.Newf("store file %s of %s is not a plain store file; it cannot be linked", name, s.name)
 		}
 		if err := s.fs.Link(f.Path, filepath.Join(dst, name)); err != nil {
-			s.mu.RUnlock()
+			s.mu.RUnlock(0)
 			return ff, errors.Wrapf(err, "linking store file %s of %s", name, s.name)
 		}
 		ff.Files = append(ff.Files, LinkedFile{Name: name, Size: f.Size()})
 	}
-	s.mu.RUnlock()
+	s.mu.RUnlock(0)
 	sort.Slice(ff.Files, func(i, j int) bool { return ff.Files[i].Name < ff.Files[j].Name })
 	return ff, syncDir(s.fs, dst)
 }

@@ -160,13 +160,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 func (s *Store) compact(ctx context.Context, files []*StoreFile, major bool, tmpDir string, now int64, th writeThrottle) (*StoreFile, uint64, error) {
 	// The inputs must all still be live: only a compaction removes files,
 	// and the caller has held compactMu since it listed them.
-	s.mu.RLock()
+	s.mu.RLock(0)
 	live := map[*StoreFile]bool{}
 	for _, f := range s.files {
 		live[f] = true
 	}
 	drop := !major && dropVersionsSafe(s.files, files)
-	s.mu.RUnlock()
+	s.mu.RUnlock(0)
 	var maxSeq encoding.SeqNum
 	for _, f := range files {
 		if !live[f] {

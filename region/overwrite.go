@@ -154,12 +154,12 @@ func (s *Store) supersededShare(files []*StoreFile, maxVersions int) (superseded
 // store's bytes are estimated superseded by newer files.
 func (s *Store) mostlyOverwritten() (bool, error) {
 	// Referenced, so that a compaction meanwhile does not close them.
-	s.mu.RLock()
+	s.mu.RLock(0)
 	files := append([]*StoreFile(nil), s.files...)
 	for _, f := range files {
 		f.acquire()
 	}
-	s.mu.RUnlock()
+	s.mu.RUnlock(0)
 	defer func() {
 		for _, f := range files {
 			f.release()

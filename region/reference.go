@@ -172,8 +172,8 @@ func (s *Store) openReference(path, file, parent string) (*StoreFile, error) {
 
 // hasReferences reports whether a file of the store is a reference.
 func (s *Store) hasReferences() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.mu.RLock(0)
+	defer s.mu.RUnlock(0)
 	for _, f := range s.files {
 		if f.ref != nil {
 			return true

@@ -98,8 +98,8 @@ func TestRMWReadFilesMaxTS(t *testing.T) {
 	check := func(want int64) {
 		t.Helper()
 		s := r.Store("f")
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+		s.mu.RLock(0)
+		defer s.mu.RUnlock(0)
 		require.Equal(t, want, s.filesMaxTS.Load())
 	}
 	check(math.MinInt64)
