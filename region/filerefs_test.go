@@ -74,3 +74,15 @@ func TestFileRefsConcurrent(t *testing.T) {
 		require.Zero(t, r.sum())
 	}
 }
+
+// TestFileRefsSpread: consecutive read hints take their references in
+// every shard, not in one line for several of them.
+func TestFileRefsSpread(t *testing.T) {
+	var r fileRefs
+	for range 4 * fileRefShards {
+		r.takeRead(newReadHint())
+	}
+	for i := range r.shards {
+		require.Equal(t, int32(4), r.shards[i].n.Load(), "shard %d", i)
+	}
+}

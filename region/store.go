@@ -134,11 +134,18 @@ func (r *fileRefs) lastDropped() bool {
 }
 
 // takeRead takes a read's reference, in the shard of hint.
-func (r *fileRefs) takeRead(hint readHint) { r.shards[hint%fileRefShards].n.Add(1) }
+func (r *fileRefs) takeRead(hint readHint) { r.shard(hint).Add(1) }
+
+// shard returns the counter of hint's shard. Hints are slotProbes apart
+// (newReadHint), so they are divided by it first: hint%fileRefShards alone
+// reached only 4 of the 16 shards.
+func (r *fileRefs) shard(hint readHint) *atomic.Int32 {
+	return &r.shards[(uint32(hint)/slotProbes)%fileRefShards].n
+}
 
 // dropRead drops a read's reference and reports whether it was the last.
 func (r *fileRefs) dropRead(hint readHint) bool {
-	r.shards[hint%fileRefShards].n.Add(-1)
+	r.shard(hint).Add(-1)
 	return r.own.Load() == 0 && r.lastDropped()
 }
 
