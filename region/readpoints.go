@@ -63,6 +63,11 @@ var nextReadHint atomic.Uint32
 // newReadHint returns the next hint, spreading them over the slots.
 func newReadHint() readHint { return readHint(nextReadHint.Add(1) * slotProbes) }
 
+// shard returns which of n shards of a shared lock or counter the hint
+// picks. Hints are slotProbes apart, so they are divided by it first:
+// hint%n alone reaches only one shard in slotProbes.
+func (h readHint) shard(n uint32) uint32 { return uint32(h) / slotProbes % n }
+
 // acquire registers a read and returns its read point, mvcc's read point
 // now, and its registration. It tries the slots from hint's on.
 func (p *readPoints) acquire(c *mvcc.Control, hint readHint) (encoding.SeqNum, readSlot) {

@@ -81,8 +81,8 @@ func (c Cache) AdmitsDataBlock(file uint64, offset int64) bool {
 
 // SkipsDataBlock reports whether a read of the data block at (file, offset)
 // should not look it up (see blockcache.LRU.SkipsLookup), counting it as a
-// miss, by sample, if count is set. It implements hfile.DataBlockSkipper and does not
-// allocate.
+// miss, by sample, if count is set. It implements hfile.DataBlockSkipper
+// and does not allocate.
 func (c Cache) SkipsDataBlock(file uint64, offset int64, count bool) bool {
 	return c.SkipsLookup(blockcache.Key{File: file, Offset: offset}, count)
 }
