@@ -173,11 +173,37 @@ type Reader struct {
 	// gate decides whether MayContainGet asks the general bloom.
 	gate bloomGate
 
-	// Counters, read by tools and metrics, written by every block read: on
-	// a cache line of their own, away from what every point read reads.
-	_          [64]byte
-	blocksRead atomic.Int64
-	bytesRead  atomic.Int64
+	// blocksRead counts the blocks read from the file, for tests and tools.
+	// Every block read writes it, so it is striped: see stripedCount.
+	blocksRead stripedCount
+}
+
+// stripedCount is a counter that concurrent readers of one file add to
+// without sharing a cache line: each add goes to the stripe its block's
+// offset picks, 128 bytes from the next (the adjacent-line prefetcher pulls
+// pairs of lines). One shared counter cost 60 ns a block read with both
+// cores reading (profile, 8 clients on 2 cores), more than the rest of the
+// read's bookkeeping.
+type stripedCount struct {
+	_       [64]byte // off the line of what every read reads
+	stripes [8]struct {
+		n atomic.Int64
+		_ [120]byte
+	}
+}
+
+// add counts one for the block at off. Blocks 4 KiB apart or more land on
+// different stripes in turn, so two cores reading different blocks rarely
+// share one.
+func (c *stripedCount) add(off int64) { c.stripes[(off>>12)&7].n.Add(1) }
+
+// load returns the count: exact once the adds it should see have returned.
+func (c *stripedCount) load() int64 {
+	var n int64
+	for i := range c.stripes {
+		n += c.stripes[i].n.Load()
+	}
+	return n
 }
 
 // Indexes of Reader.bloomBroken.
@@ -407,7 +433,7 @@ func (r *Reader) LastKey() encoding.Key { return r.lastKey }
 func (r *Reader) BloomType() BloomType { return r.bloomType }
 
 // BlocksRead returns the number of blocks read from the file (cache misses).
-func (r *Reader) BlocksRead() int64 { return r.blocksRead.Load() }
+func (r *Reader) BlocksRead() int64 { return r.blocksRead.load() }
 
 // MetaBlock returns the payload of a named meta block, or nil.
 func (r *Reader) MetaBlock(name string) ([]byte, error) {
@@ -572,8 +598,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
 	}
-	r.blocksRead.Add(1)
-	r.bytesRead.Add(int64(len(raw)))
+	r.blocksRead.add(off)
 	h, err := decodeHeader(raw, off)
 	if err != nil {
 		return nil, err
