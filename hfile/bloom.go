@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -420,6 +421,14 @@ type BloomFilter struct {
 	// keyCmp is set when chunk keys are KeyValue keys (ROWCOL); nil means
 	// raw byte order.
 	keyCmp *encoding.Comparer
+	// For raw byte order (ROW), chunkFor searches words rather than keys:
+	// firstWords[i] is the 8 bytes of chunk i's first key after the prefix
+	// all first keys share (big-endian, zero padded), which order the keys
+	// wherever they differ, as indexAccel's words do. One small array then
+	// serves the search, where comparing keys follows each chunk's key into
+	// cold memory. Nil for ROWCOL.
+	firstPrefix []byte
+	firstWords  []uint64
 }
 
 // BloomChunkLoader returns the bit array of the chunk block at offset: the
@@ -520,7 +529,29 @@ func ParseBloomMeta(payload []byte) (*BloomFilter, error) {
 			return nil, encoding.CorruptionErrorf("hfile: bloom chunk %d first key sorts before chunk %d's", i, i-1)
 		}
 	}
+	f.buildFirstWords()
 	return f, nil
+}
+
+// buildFirstWords sets firstPrefix and firstWords from the chunks of a raw
+// byte order filter.
+func (f *BloomFilter) buildFirstWords() {
+	if f.keyCmp != nil || len(f.Chunks) == 0 {
+		return
+	}
+	prefix := f.Chunks[0].FirstKey
+	for i := range f.Chunks {
+		k, n := f.Chunks[i].FirstKey, 0
+		for n < len(prefix) && n < len(k) && prefix[n] == k[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	f.firstPrefix = prefix
+	f.firstWords = make([]uint64, len(f.Chunks))
+	for i := range f.Chunks {
+		f.firstWords[i] = rowWord(f.Chunks[i].FirstKey, len(prefix))
+	}
 }
 
 // readBloomByteArray reads a Bytes.writeByteArray field: a Hadoop vint length
@@ -548,6 +579,30 @@ func (f *BloomFilter) compare(a, b []byte) int {
 // -1 if key sorts before every chunk (and so cannot be in the filter).
 func (f *BloomFilter) chunkFor(key []byte) int {
 	lo, hi := 0, len(f.Chunks)
+	if f.firstWords != nil && len(f.firstWords) == len(f.Chunks) {
+		if !bytes.HasPrefix(key, f.firstPrefix) {
+			// Every first key has the prefix: all are after key, or all
+			// before it.
+			if bytes.Compare(key, f.firstPrefix) < 0 {
+				return -1
+			}
+			return len(f.Chunks) - 1
+		}
+		// Chunks whose word is below key's start at or before key, those
+		// above after it: only those with an equal word need their keys.
+		w := rowWord(key, len(f.firstPrefix))
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if f.firstWords[mid] < w {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		for hi < len(f.firstWords) && f.firstWords[hi] == w {
+			hi++
+		}
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		if f.compare(f.Chunks[mid].FirstKey, key) <= 0 {
@@ -621,7 +676,7 @@ func bloomHashes(key []byte) (h1, h2 int32) {
 
 // bloomBit returns the bit the probe with composite hash c selects in an
 // array of bitCount bits: |c rem bitCount|, with Go's % truncating toward
-// zero exactly like Java's.
+// zero exactly like Java's. bloomMod computes the same faster.
 func bloomBit(c int32, bitCount int64) int64 {
 	pos := int64(c) % bitCount
 	if pos < 0 {
@@ -630,24 +685,53 @@ func bloomBit(c int32, bitCount int64) int64 {
 	return pos
 }
 
+// bloomMod is bloomBit for one bit array, by Lemire's "faster remainder by
+// direct computation": two multiplications a probe in place of a 64-bit
+// division, which took 25 of the 40 ns a 7-probe lookup of a present key
+// cost. It is exact for every numerator and divisor below 2^32; a bit array
+// is at most 2^31 bits (mayContainHashed checks), and the numerator |c| at
+// most 2^31.
+type bloomMod struct{ m, d uint64 }
+
+func newBloomMod(bitCount int64) bloomMod {
+	d := uint64(bitCount)
+	return bloomMod{m: ^uint64(0)/d + 1, d: d}
+}
+
+func (b bloomMod) bit(c int32) uint64 {
+	x := int64(c)
+	sign := x >> 63
+	hi, _ := bits.Mul64(b.m*uint64((x^sign)-sign), b.d)
+	return hi
+}
+
 func setBloomBits(bits []byte, hashCount int, key []byte) {
 	h1, h2 := bloomHashes(key)
 	bitCount := int64(len(bits)) * 8
 	c := h1
+	if bitCount > math.MaxUint32 {
+		for range hashCount {
+			pos := bloomBit(c, bitCount)
+			bits[pos>>3] |= 1 << (pos & 7)
+			c += h2 // int32 wraparound, as in Java
+		}
+		return
+	}
+	mod := newBloomMod(bitCount)
 	for range hashCount {
-		pos := bloomBit(c, bitCount)
+		pos := mod.bit(c)
 		bits[pos>>3] |= 1 << (pos & 7)
-		c += h2 // int32 wraparound, as in Java
+		c += h2
 	}
 }
 
 // bloomContainsHashes reports whether every bit a key of hashes h1 and h2
 // selects is set in bits.
 func bloomContainsHashes(bits []byte, hashCount int, h1, h2 int32) bool {
-	bitCount := int64(len(bits)) * 8
+	mod := newBloomMod(int64(len(bits)) * 8)
 	c := h1
 	for range hashCount {
-		pos := bloomBit(c, bitCount)
+		pos := mod.bit(c)
 		if bits[pos>>3]&(1<<(pos&7)) == 0 {
 			return false
 		}
