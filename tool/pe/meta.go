@@ -126,12 +126,12 @@ func (c *peClient) metaWrite(row int64) (time.Duration, error) {
 		RegionID: uint64(time.Now().UnixMilli())} // RegionInfoBuilder's default id
 	add, loc := server.MetaRegionPuts(&ri, peMetaServer, c.rng.Uint64(), uint64(row))
 	add.Durability, loc.Durability = c.t.durability, c.t.durability
-	start := time.Now()
+	start := now()
 	err := c.t.r.Put(add)
 	if err == nil {
 		err = c.t.r.Put(loc)
 	}
-	return time.Since(start), err
+	return now() - start, err
 }
 
 // metaRandomRead is one operation of metaRandomRead: locate the region of
@@ -140,9 +140,9 @@ func (c *peClient) metaWrite(row int64) (time.Duration, error) {
 // randomRead.
 func (c *peClient) metaRandomRead(row int64) (time.Duration, error) {
 	key := peMetaKey(row, c.t.meta.width)
-	start := time.Now()
+	start := now()
 	reg, err := c.t.meta.locate.locateRegion(key)
-	took := time.Since(start)
+	took := now() - start
 	switch {
 	case err != nil:
 		return took, err
@@ -311,9 +311,9 @@ func (o *peOptions) runRemoteMetaWrite(ctx context.Context, rs *remoteStore) (*p
 	}
 	cctx, cancel := context.WithTimeout(ctx, max(10*time.Minute, rs.timeout))
 	defer cancel()
-	start := time.Now()
+	start := now()
 	err := c.CreateTable(cctx, td, splits)
-	took := time.Since(start)
+	took := now() - start
 	if err != nil {
 		return nil, errors.Wrapf(err, "creating %s with %d regions", peMetaRemoteTable, n)
 	}

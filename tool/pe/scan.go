@@ -35,16 +35,16 @@ func (c *peClient) scanNext(row int64) (time.Duration, error) {
 			s.StartRow, s.StopRow, s.Reversed = s.StopRow, s.StartRow, true
 		}
 	}
-	start := time.Now()
+	start := now()
 	if s != nil {
 		sc, err := c.t.r.NewScanner(s)
 		if err != nil {
-			return time.Since(start), err
+			return now() - start, err
 		}
 		c.sc = sc
 	}
 	res, err := c.sc.Next()
-	took := time.Since(start)
+	took := now() - start
 	if err != nil {
 		return took, err
 	}
@@ -86,16 +86,16 @@ func (c *peClient) scanRange(row int64) (time.Duration, error) {
 	n := c.t.cmd.scanLen
 	s := &region.Scan{StartRow: peRowKey(row), StopRow: peRowKey(row + n), Columns: c.t.columns, NoCacheBlocks: !c.t.cacheBlocks}
 	results := c.results[:0]
-	start := time.Now()
+	start := now()
 	sc, err := c.t.r.NewScanner(s)
 	if err != nil {
-		return time.Since(start), err
+		return now() - start, err
 	}
 	for {
 		res, err := sc.Next()
 		if err != nil {
 			sc.Close()
-			return time.Since(start), err
+			return now() - start, err
 		}
 		if res == nil {
 			break
@@ -103,7 +103,7 @@ func (c *peClient) scanRange(row int64) (time.Duration, error) {
 		results = append(results, res)
 	}
 	sc.Close()
-	took := time.Since(start)
+	took := now() - start
 	defer func() { clear(results); c.results = results[:0] }()
 	c.rowsRead += int64(len(results))
 	if int64(len(results)) > n {
@@ -141,10 +141,10 @@ func (c *peClient) filterScan(int64) (time.Duration, error) {
 	for _, q := range c.t.qualifiers {
 		s.Columns = append(s.Columns, region.Column{Family: family, Qualifier: q})
 	}
-	start := time.Now()
+	start := now()
 	sc, err := c.t.r.NewScanner(s)
 	if err != nil {
-		return time.Since(start), err
+		return now() - start, err
 	}
 	defer sc.Close()
 	var first *region.ScanResult
@@ -152,7 +152,7 @@ func (c *peClient) filterScan(int64) (time.Duration, error) {
 	for {
 		res, err := sc.Next()
 		if err != nil {
-			return time.Since(start), err
+			return now() - start, err
 		}
 		if res == nil {
 			break
@@ -162,7 +162,7 @@ func (c *peClient) filterScan(int64) (time.Duration, error) {
 		}
 		n++
 	}
-	took := time.Since(start)
+	took := now() - start
 	if n > 0 {
 		return took, errors.Newf("the filter matched %d rows, from row %q: was the table written by a pe write command (which writes %s:%s in every row)?",
 			n, first.Cells[0].Row, family, qualifier)

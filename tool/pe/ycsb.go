@@ -215,19 +215,19 @@ func (c *peClient) ycsbOp(int64) (time.Duration, error) {
 		c.rowsRead++
 	case ycsbUpdate:
 		p := c.updateOneField(row)
-		start := time.Now()
+		start := now()
 		err = c.t.r.Put(p)
-		took = time.Since(start)
+		took = now() - start
 	case ycsbReadModifyWrite:
 		g, p := c.newGet(row), c.updateOneField(row)
-		start := time.Now()
+		start := now()
 		var res *region.Result
 		if res, err = c.t.r.Get(g); err == nil {
 			if err = c.checkGet(res); err == nil {
 				err = c.t.r.Put(p)
 			}
 		}
-		took = time.Since(start)
+		took = now() - start
 		c.rowsRead++
 	}
 	if err != nil {
@@ -256,16 +256,16 @@ func (c *peClient) ycsbScan() (time.Duration, error) {
 	scan := &region.Scan{StartRow: peRowKey(row), Limit: int(length), Columns: c.t.columns, NoCacheBlocks: !c.t.cacheBlocks}
 	results := c.results[:0]
 	defer func() { clear(results); c.results = results[:0] }()
-	start := time.Now()
+	start := now()
 	sc, err := c.t.r.NewScanner(scan)
 	if err != nil {
-		return time.Since(start), errors.Wrapf(err, "SCAN from row %s", scan.StartRow)
+		return now() - start, errors.Wrapf(err, "SCAN from row %s", scan.StartRow)
 	}
 	for {
 		res, err := sc.Next()
 		if err != nil {
 			sc.Close()
-			return time.Since(start), errors.Wrapf(err, "SCAN from row %s", scan.StartRow)
+			return now() - start, errors.Wrapf(err, "SCAN from row %s", scan.StartRow)
 		}
 		if res == nil {
 			break
@@ -273,7 +273,7 @@ func (c *peClient) ycsbScan() (time.Duration, error) {
 		results = append(results, res)
 	}
 	sc.Close()
-	took := time.Since(start)
+	took := now() - start
 	c.rowsRead += int64(len(results))
 
 	want := min(length, acked-row)
