@@ -533,6 +533,34 @@ const (
 // SNAPPY block read into pooled memory may turn out to be stored (one
 // literal), whose bytes then stay where they were read.
 func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block, err error) {
+	// The read is a function of its own, with the buffers to give back in
+	// st, so that this defer is open-coded: the compiler does not in a
+	// function with as many returns as the read, and the runtime's deferred
+	// calls cost 20 ns a block.
+	var st blockReadState
+	defer func() {
+		st.scratch.release()
+		if st.header != nil {
+			headerBufs.Put(st.header)
+		}
+		if err != nil {
+			st.b.release()
+		}
+	}()
+	return r.readBlockInto(off, onDiskSize, mem, &st)
+}
+
+// blockReadState holds the pooled buffers readBlockInto took: b, the block
+// holding raw (uncompressed files, and SNAPPY until decoded), released if
+// the read fails; scratch, the buffer holding raw (compressed files), and
+// header, the buffer for a header read alone, released either way.
+type blockReadState struct {
+	b, scratch *Block
+	header     *[HeaderSize]byte
+}
+
+// readBlockInto is readBlockMem's read, with its pooled buffers in st.
+func (r *Reader) readBlockInto(off int64, onDiskSize int, mem blockMem, st *blockReadState) (*Block, error) {
 	limit := r.size - TrailerSize
 	if off < 0 || off+HeaderSize > limit {
 		return nil, encoding.CorruptionErrorf("block offset %d outside the file body (%d bytes)", off, limit)
@@ -545,25 +573,15 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 	// memory (memHeap) is read into scratch as before, and a literal is
 	// copied out of it.
 	inPlace := r.trailer.CompressionCodec == CompressionSnappy && mem != memHeap
-	// b is the pooled block holding raw (uncompressed files, and SNAPPY
-	// until decoded), scratch the pooled buffer holding raw (compressed
-	// files).
-	var b, scratch *Block
-	defer func() {
-		scratch.release()
-		if err != nil {
-			b.release()
-		}
-	}()
 	alloc := func(n int) []byte {
 		if compressed && !inPlace {
-			if scratch = getScratch(n); scratch != nil {
-				return scratch.buf[:n]
+			if st.scratch = getScratch(n); st.scratch != nil {
+				return st.scratch.buf[:n]
 			}
 		} else if mem != memHeap {
 			var ok bool
-			if b, ok = getPooledBlock(n, mem == memShared && r.offHeap); ok {
-				return b.buf[:n]
+			if st.b, ok = getPooledBlock(n, mem == memShared && r.offHeap); ok {
+				return st.b.buf[:n]
 			}
 		}
 		return make([]byte, n)
@@ -579,9 +597,8 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 			return nil, errors.Wrapf(err, "reading block at offset %d", off)
 		}
 	} else {
-		hp := headerBufs.Get().(*[HeaderSize]byte) // (a local would escape to ReadAt)
-		defer headerBufs.Put(hp)
-		hb := hp[:]
+		st.header = headerBufs.Get().(*[HeaderSize]byte) // (a local would escape to ReadAt)
+		hb := st.header[:]
 		if _, err := r.f.ReadAt(hb, off); err != nil {
 			return nil, errors.Wrapf(err, "reading block header at offset %d", off)
 		}
@@ -629,7 +646,7 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		backing = cap(raw)
 	} else if lit, ok := storedSnappy(r.trailer.CompressionCodec, payload, int(h.uncompressedSize)); ok {
 		data, backing = lit, cap(raw)
-		if scratch != nil {
+		if st.scratch != nil {
 			data = append(make([]byte, 0, len(lit)), lit...)
 			backing = len(data)
 		}
@@ -637,16 +654,16 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		if int64(h.uncompressedSize) > maxBlockUncompressed {
 			return nil, encoding.CorruptionErrorf("block at offset %d: uncompressed size %d too large", off, h.uncompressedSize)
 		}
-		if b != nil {
+		if st.b != nil {
 			// raw, read into a block in case it was stored, is only the
 			// input now.
-			scratch, b = b, nil
+			st.scratch, st.b = st.b, nil
 		}
 		var dst []byte
 		if mem != memHeap {
 			var ok bool
-			if b, ok = getPooledBlock(int(h.uncompressedSize), mem == memShared && r.offHeap); ok {
-				dst = b.buf[:0]
+			if st.b, ok = getPooledBlock(int(h.uncompressedSize), mem == memShared && r.offHeap); ok {
+				dst = st.b.buf[:0]
 			}
 		}
 		if dst == nil {
@@ -659,15 +676,15 @@ func (r *Reader) readBlockMem(off int64, onDiskSize int, mem blockMem) (_ *Block
 		data = data[:len(data):len(data)]
 		backing = cap(dst)
 	}
-	if b == nil {
-		b = &Block{}
+	if st.b == nil {
+		st.b = &Block{}
 	} else if mem == memShared {
-		b.state = blockShared
-		b.refs.Store(1)
+		st.b.state = blockShared
+		st.b.refs.Store(1)
 	}
-	b.Type, b.Offset, b.PrevOffset, b.OnDiskSize, b.NextOnDiskSize = h.typ, off, h.prevOffset, h.onDiskSize(), nextOnDiskSize
-	b.Data, b.backing = data, backing
-	return b, nil
+	st.b.Type, st.b.Offset, st.b.PrevOffset, st.b.OnDiskSize, st.b.NextOnDiskSize = h.typ, off, h.prevOffset, h.onDiskSize(), nextOnDiskSize
+	st.b.Data, st.b.backing = data, backing
+	return st.b, nil
 }
 
 // storedSnappy returns, for a SNAPPY file, what blockcodec.SnappyStored

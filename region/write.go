@@ -578,7 +578,14 @@ func (r *Region) readModifyWrite(ctx context.Context, row []byte, dur wal.Durabi
 		return nil, err
 	}
 	defer r.locks.unlock(rl, true)
+	// The rest is a function of its own so that the compiler open-codes
+	// these defers, which it does not in a function with many returns.
+	return r.rmwLocked(s, row, dur, n, col, next)
+}
 
+// rmwLocked is readModifyWrite with row locked and s its scratch.
+func (r *Region) rmwLocked(s *writeScratch, row []byte, dur wal.Durability, n int, col func(int) ([]byte, []byte),
+	next func(dst []byte, i int, cur *encoding.KeyValue) ([]byte, error)) (*Result, error) {
 	// Columns in family, qualifier order, a repeated one in call order:
 	// that is the Result's order, and it groups repeats.
 	order := s.order[:0]
@@ -791,6 +798,12 @@ func (r *Region) CheckAndMutateContext(ctx context.Context, c *CheckAndMutate) (
 		return false, err
 	}
 	defer r.locks.unlock(rl, true)
+	return r.checkAndMutateLocked(c, s) // (open-coded defers: see readModifyWrite)
+}
+
+// checkAndMutateLocked is CheckAndMutateContext with c's row locked and s
+// its scratch.
+func (r *Region) checkAndMutateLocked(c *CheckAndMutate, s *writeScratch) (bool, error) {
 	g := &s.get
 	g.Row, g.TimeRange = c.Row, c.TimeRange
 	if c.Filter != nil {
