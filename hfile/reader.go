@@ -182,8 +182,7 @@ type Reader struct {
 // without sharing a cache line: each add goes to the stripe its block's
 // offset picks, 128 bytes from the next (the adjacent-line prefetcher pulls
 // pairs of lines). One shared counter cost 60 ns a block read with both
-// cores reading (profile, 8 clients on 2 cores), more than the rest of the
-// read's bookkeeping.
+// cores reading (profile, 8 clients on 2 cores).
 type stripedCount struct {
 	_       [64]byte // off the line of what every read reads
 	stripes [8]struct {
