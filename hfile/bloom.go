@@ -421,14 +421,11 @@ type BloomFilter struct {
 	// keyCmp is set when chunk keys are KeyValue keys (ROWCOL); nil means
 	// raw byte order.
 	keyCmp *encoding.Comparer
-	// For raw byte order (ROW), chunkFor searches words rather than keys:
-	// firstWords[i] is the 8 bytes of chunk i's first key after the prefix
-	// all first keys share (big-endian, zero padded), which order the keys
-	// wherever they differ, as indexAccel's words do. One small array then
-	// serves the search, where comparing keys follows each chunk's key into
-	// cold memory. Nil for ROWCOL.
-	firstPrefix []byte
-	firstWords  []uint64
+	// firstWords orders the chunks' first keys for chunkFor when they are
+	// in raw byte order (ROW), as the index accelerator orders its rows,
+	// so that a search reads one small array rather than following each
+	// chunk's key into cold memory. Nil for ROWCOL.
+	firstWords *rowWords
 }
 
 // BloomChunkLoader returns the bit array of the chunk block at offset: the
@@ -533,25 +530,14 @@ func ParseBloomMeta(payload []byte) (*BloomFilter, error) {
 	return f, nil
 }
 
-// buildFirstWords sets firstPrefix and firstWords from the chunks of a raw
-// byte order filter.
+// buildFirstWords sets firstWords from the chunks of a raw byte order
+// filter.
 func (f *BloomFilter) buildFirstWords() {
 	if f.keyCmp != nil || len(f.Chunks) == 0 {
 		return
 	}
-	prefix := f.Chunks[0].FirstKey
-	for i := range f.Chunks {
-		k, n := f.Chunks[i].FirstKey, 0
-		for n < len(prefix) && n < len(k) && prefix[n] == k[n] {
-			n++
-		}
-		prefix = prefix[:n]
-	}
-	f.firstPrefix = prefix
-	f.firstWords = make([]uint64, len(f.Chunks))
-	for i := range f.Chunks {
-		f.firstWords[i] = rowWord(f.Chunks[i].FirstKey, len(prefix))
-	}
+	f.firstWords = new(rowWords)
+	f.firstWords.set(len(f.Chunks), func(i int) []byte { return f.Chunks[i].FirstKey })
 }
 
 // readBloomByteArray reads a Bytes.writeByteArray field: a Hadoop vint length
@@ -579,29 +565,9 @@ func (f *BloomFilter) compare(a, b []byte) int {
 // -1 if key sorts before every chunk (and so cannot be in the filter).
 func (f *BloomFilter) chunkFor(key []byte) int {
 	lo, hi := 0, len(f.Chunks)
-	if f.firstWords != nil && len(f.firstWords) == len(f.Chunks) {
-		if !bytes.HasPrefix(key, f.firstPrefix) {
-			// Every first key has the prefix: all are after key, or all
-			// before it.
-			if bytes.Compare(key, f.firstPrefix) < 0 {
-				return -1
-			}
-			return len(f.Chunks) - 1
-		}
-		// Chunks whose word is below key's start at or before key, those
-		// above after it: only those with an equal word need their keys.
-		w := rowWord(key, len(f.firstPrefix))
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if f.firstWords[mid] < w {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		for hi < len(f.firstWords) && f.firstWords[hi] == w {
-			hi++
-		}
+	if w := f.firstWords; w != nil && len(w.words) == len(f.Chunks) {
+		// Only chunks whose word equals key's need their keys.
+		lo, hi = w.span(key)
 	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)

@@ -174,29 +174,18 @@ func (x nonRootIndex) searchRange(lo, hi int, key []byte, cmp func(a, b []byte) 
 // indexAccel speeds up the search of an index: a cached non-root index
 // block, whose binary search otherwise reads an entry and compares whole
 // keys at every step, two cache misses each across the block, or the data
-// index's root. It holds, for each entry, the 8 bytes of the entry's row
-// that follow the prefix all its rows share (big-endian, zero padded) beside
-// the entry's offset and size, so that a search compares words in one small
-// array and takes its answer from the same line, never touching the block.
-// Rows that differ in their words are ordered by them, since the words of
-// zero-padded rows keep the rows' byte order (strictly, when they differ):
-// so it serves the byte-ordered row comparers, not hbase:meta's.
+// index's root. It orders the entries' rows by words (rowWords), with each
+// entry's offset and size beside them, so that a search reads words and
+// takes its answer from the entries, never touching the block. Words keep
+// byte order, so it serves the byte-ordered row comparers, not hbase:meta's.
 //
 // An entry whose word equals the key's is compared in full, unless its key
 // is the first key on its row (what the writer's midpoint keys nearly always
 // are: see midpointKey) and the word holds the whole row of both: every key
 // of that row is at or after it.
 type indexAccel struct {
-	// prefix is held in prefixBuf when it fits: it is read by every
-	// search, and the block it comes from is cold.
-	prefix    []byte
-	prefixBuf [32]byte
-	// words[i] is entry i's word, in an array of its own: a search reads
-	// words alone until it has its answer, and 8-byte words put three
-	// times as many on each line as whole entries do, so a search's last
-	// steps, the ones that miss the processor's caches, touch fewer lines.
-	words []uint64
-	ents  []accelEntry
+	rowWords
+	ents []accelEntry
 	// pins, of an intermediate index block, are the blocks under it, as
 	// readerPins.leaves are the root's.
 	pins []atomic.Pointer[Block]
@@ -218,6 +207,86 @@ type accelEntry struct {
 // memSize returns the bytes a holds, for cache accounting.
 func (a *indexAccel) memSize() int64 {
 	return int64(8*len(a.words) + 16*len(a.ents) + 8*len(a.pins) + 128)
+}
+
+// rowWords orders sorted rows by words: the prefix all of them share, and
+// for each row the 8 bytes after it (rowWord), in an array of their own.
+// Rows whose words differ are ordered by them, since the words of
+// zero-padded rows keep the rows' byte order (strictly, when they differ),
+// so a search reads words alone until it reaches the rows whose word equals
+// the probe's. 8-byte words put several to a cache line, so a search's
+// last steps, the ones that miss the processor's caches, touch few lines.
+// The index accelerator and a ROW bloom's chunk search use it.
+type rowWords struct {
+	// prefix is held in prefixBuf when it fits: it is read by every
+	// search, and the memory it comes from is cold.
+	prefix    []byte
+	prefixBuf [32]byte
+	words     []uint64
+}
+
+// set computes w from the n rows row returns, in byte order.
+func (w *rowWords) set(n int, row func(i int) []byte) {
+	var prefix []byte
+	if n > 0 {
+		prefix = row(0)
+	}
+	for i := 1; i < n; i++ {
+		r, k := row(i), 0
+		for k < len(prefix) && k < len(r) && prefix[k] == r[k] {
+			k++
+		}
+		prefix = prefix[:k]
+	}
+	if len(prefix) <= len(w.prefixBuf) {
+		w.prefix = w.prefixBuf[:len(prefix):len(prefix)]
+	} else {
+		w.prefix = make([]byte, len(prefix))
+	}
+	copy(w.prefix, prefix)
+	w.words = make([]uint64, n)
+	for i := range w.words {
+		w.words[i] = rowWord(row(i), len(prefix))
+	}
+}
+
+// span returns the rows [lo, hi) whose word equals row's: every row before
+// lo sorts before row, every row from hi on after it, and those between
+// need comparing in full. A row without the prefix gets an empty span at
+// 0 or at the end.
+func (w *rowWords) span(row []byte) (lo, hi int) {
+	if !bytes.HasPrefix(row, w.prefix) {
+		// Every row has the prefix: all of them are after row, or all
+		// before it.
+		if bytes.Compare(row, w.prefix) < 0 {
+			return 0, 0
+		}
+		return len(w.words), len(w.words)
+	}
+	x := rowWord(row, len(w.prefix))
+	words := w.words
+	lo, hi = 0, len(words)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if words[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == len(words) || words[lo] != x {
+		return lo, lo
+	}
+	hi = len(words)
+	for i := lo + 1; i < hi; {
+		m := int(uint(i+hi) >> 1)
+		if words[m] == x {
+			i = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, hi
 }
 
 // rowWord returns the 8 bytes of row from p on, big-endian, zero padded.
@@ -282,35 +351,21 @@ func buildRootAccel(ri *rootIndex) *indexAccel {
 // fillIndexAccel sets a's prefix, words and firstOnRow from the n keys
 // key returns; nil if a key is malformed.
 func fillIndexAccel(a *indexAccel, key func(i int) []byte) *indexAccel {
-	prefix, ok := keyRow(key(0))
-	if !ok {
-		return nil
-	}
-	for i := 1; i < len(a.ents); i++ {
-		r, ok := keyRow(key(i))
-		if !ok {
+	for i := range a.ents {
+		if _, ok := keyRow(key(i)); !ok {
 			return nil
 		}
-		n := 0
-		for n < len(prefix) && n < len(r) && prefix[n] == r[n] {
-			n++
-		}
-		prefix = prefix[:n]
 	}
-	if len(prefix) <= len(a.prefixBuf) {
-		a.prefix = a.prefixBuf[:len(prefix):len(prefix)]
-	} else {
-		a.prefix = make([]byte, len(prefix))
-	}
-	copy(a.prefix, prefix)
-	a.words = make([]uint64, len(a.ents))
+	a.set(len(a.ents), func(i int) []byte {
+		r, _ := keyRow(key(i))
+		return r
+	})
 	for i := range a.ents {
 		k := key(i)
 		r, _ := keyRow(k)
 		e := &a.ents[i]
-		a.words[i] = rowWord(r, len(prefix))
 		e.firstOnRow = -1
-		if len(r) <= len(prefix)+8 && isFirstOnRow(k, len(r)) {
+		if len(r) <= len(a.prefix)+8 && isFirstOnRow(k, len(r)) {
 			e.firstOnRow = int32(len(r))
 		}
 	}
@@ -334,43 +389,8 @@ func (a *indexAccel) search(key []byte, cmp func(a, b []byte) int) (int, bool) {
 	if !wellFormed {
 		return a.searchKeys(key, cmp, 0, len(a.ents))
 	}
-	if !bytes.HasPrefix(row, a.prefix) {
-		// Every entry's row has the prefix: all of them are after row, or
-		// all before it.
-		if bytes.Compare(row, a.prefix) < 0 {
-			return -1, true
-		}
-		return len(a.ents) - 1, true
-	}
-	// Entries whose word is below the key's are at or before the key,
-	// those whose word is above it after it: find the first entry whose
-	// word is not below, reading words alone.
-	w := rowWord(row, len(a.prefix))
-	words := a.words
-	lo, hi := 0, len(words)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if words[m] < w {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo == len(words) || words[lo] != w {
-		return lo - 1, true
-	}
-	// Entries from lo on share the key's word up to the first whose word
-	// is above it: they are ordered by their keys.
-	hi = len(words)
-	for i := lo + 1; i < hi; {
-		m := int(uint(i+hi) >> 1)
-		if words[m] == w {
-			i = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if len(row) <= len(a.prefix)+8 {
+	lo, hi := a.span(row)
+	if lo < hi && len(row) <= len(a.prefix)+8 {
 		// The word holds the key's whole row: an entry that is the first
 		// key on that row is at or before the key, as is every entry
 		// before it.
