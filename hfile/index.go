@@ -351,15 +351,15 @@ func buildRootAccel(ri *rootIndex) *indexAccel {
 // fillIndexAccel sets a's prefix, words and firstOnRow from the n keys
 // key returns; nil if a key is malformed.
 func fillIndexAccel(a *indexAccel, key func(i int) []byte) *indexAccel {
-	for i := range a.ents {
-		if _, ok := keyRow(key(i)); !ok {
-			return nil
-		}
-	}
+	malformed := false
 	a.set(len(a.ents), func(i int) []byte {
-		r, _ := keyRow(key(i))
+		r, ok := keyRow(key(i))
+		malformed = malformed || !ok
 		return r
 	})
+	if malformed {
+		return nil
+	}
 	for i := range a.ents {
 		k := key(i)
 		r, _ := keyRow(k)

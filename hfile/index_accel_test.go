@@ -99,6 +99,20 @@ func TestIndexAccelMalformed(t *testing.T) {
 	x, err := parseNonRootIndex(c.appendNonRoot(nil), 0)
 	require.NoError(t, err)
 	require.Nil(t, buildIndexAccel(x))
+
+	// The root's accelerator, with the malformed key at each position.
+	keys := [][]byte{
+		encoding.AppendKey(nil, []byte("a"), []byte("f"), []byte("q"), 1, encoding.TypePut),
+		encoding.AppendKey(nil, []byte("b"), []byte("f"), []byte("q"), 1, encoding.TypePut),
+		encoding.AppendKey(nil, []byte("c"), []byte("f"), []byte("q"), 1, encoding.TypePut),
+	}
+	offsets, sizes := []int64{0, 100, 200}, []int32{100, 100, 100}
+	require.NotNil(t, buildRootAccel(&rootIndex{offsets: offsets, sizes: sizes, keys: keys}))
+	for i := range keys {
+		bad := slices.Clone(keys)
+		bad[i] = []byte{0, 9, 'x'}
+		require.Nil(t, buildRootAccel(&rootIndex{offsets: offsets, sizes: sizes, keys: bad}), "malformed key %d", i)
+	}
 }
 
 // BenchmarkNonRootIndexSearch: one search of a 16 KiB leaf index block of
